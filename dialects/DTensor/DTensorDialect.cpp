@@ -1,0 +1,197 @@
+//===- DTensorDialect.cpp - dialect, attributes and types -----------------===//
+
+#include "DTensor/DTensor.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+#include "DTensor/DTensorDialect.cpp.inc"
+#include "DTensor/DTensorEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "DTensor/DTensorAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "DTensor/DTensorTypes.cpp.inc"
+
+void DTensorDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "DTensor/DTensorAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "DTensor/DTensorTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "DTensor/DTensorOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// PlacementAttr
+//===----------------------------------------------------------------------===//
+
+PlacementAttr PlacementAttr::getShard(MLIRContext *ctx, int64_t dim) {
+  return get(ctx, PlacementKind::Shard, dim, ReduceKind::Sum);
+}
+
+PlacementAttr PlacementAttr::getReplicate(MLIRContext *ctx) {
+  return get(ctx, PlacementKind::Replicate, 0, ReduceKind::Sum);
+}
+
+PlacementAttr PlacementAttr::getPartial(MLIRContext *ctx, ReduceKind op) {
+  return get(ctx, PlacementKind::Partial, 0, op);
+}
+
+LogicalResult
+PlacementAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      PlacementKind kind, int64_t dim, ReduceKind reduce) {
+  if (kind == PlacementKind::Shard && dim < 0)
+    return emitError() << "[PL1] shard dimension must be non-negative, got "
+                       << dim;
+  if (kind != PlacementKind::Shard && dim != 0)
+    return emitError() << "only a shard placement has a dimension";
+  if (kind != PlacementKind::Partial && reduce != ReduceKind::Sum)
+    return emitError() << "only a partial placement has a reduction";
+  return success();
+}
+
+PlacementAttr PlacementAttr::parseBody(AsmParser &parser) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  auto emitError = [&] { return parser.emitError(loc); };
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return {};
+  if (keyword == "R")
+    return getReplicate(ctx);
+  if (keyword == "S") {
+    int64_t dim;
+    if (parser.parseLParen() || parser.parseInteger(dim) ||
+        parser.parseRParen())
+      return {};
+    return getChecked(emitError, ctx, PlacementKind::Shard, dim,
+                      ReduceKind::Sum);
+  }
+  if (keyword == "P") {
+    ReduceKind reduce = ReduceKind::Sum;
+    if (succeeded(parser.parseOptionalLParen())) {
+      StringRef name;
+      SMLoc nameLoc = parser.getCurrentLocation();
+      if (parser.parseKeyword(&name))
+        return {};
+      std::optional<ReduceKind> parsed = symbolizeReduceKind(name);
+      if (!parsed) {
+        parser.emitError(nameLoc)
+            << "unknown reduction '" << name
+            << "'; expected sum, avg, product, min or max";
+        return {};
+      }
+      reduce = *parsed;
+      if (parser.parseRParen())
+        return {};
+    }
+    return getPartial(ctx, reduce);
+  }
+  emitError() << "expected a placement S(dim), R, P or P(op), got '"
+              << keyword << "'";
+  return {};
+}
+
+void PlacementAttr::printBody(AsmPrinter &printer) const {
+  switch (getKind()) {
+  case PlacementKind::Shard:
+    printer << "S(" << getDim() << ")";
+    return;
+  case PlacementKind::Replicate:
+    printer << "R";
+    return;
+  case PlacementKind::Partial:
+    printer << "P(" << stringifyReduceKind(getReduce()) << ")";
+    return;
+  }
+}
+
+Attribute PlacementAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  PlacementAttr attr = parseBody(parser);
+  if (!attr || parser.parseGreater())
+    return {};
+  return attr;
+}
+
+void PlacementAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  printBody(printer);
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// LayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 FlatSymbolRefAttr mesh,
+                                 ArrayRef<PlacementAttr> placements) {
+  std::optional<ReduceKind> partial;
+  for (PlacementAttr placement : placements) {
+    if (!placement.isPartial())
+      continue;
+    if (partial && *partial != placement.getReduce())
+      return emitError() << "[LAYOUT4] mixed Partial reductions P("
+                         << stringifyReduceKind(*partial) << ") and P("
+                         << stringifyReduceKind(placement.getReduce())
+                         << ") in one layout";
+    partial = placement.getReduce();
+  }
+  return success();
+}
+
+Attribute LayoutAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  FlatSymbolRefAttr mesh;
+  SmallVector<PlacementAttr> placements;
+  if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma())
+    return {};
+  if (parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            PlacementAttr placement = PlacementAttr::parseBody(parser);
+            if (!placement)
+              return failure();
+            placements.push_back(placement);
+            return success();
+          }))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), mesh, placements);
+}
+
+void LayoutAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getMesh() << ", [";
+  llvm::interleaveComma(getPlacements(), printer,
+                        [&](PlacementAttr p) { p.printBody(printer); });
+  printer << "]>";
+}
+
+bool LayoutAttr::hasPartial() const { return getPartialKind().has_value(); }
+
+std::optional<ReduceKind> LayoutAttr::getPartialKind() const {
+  for (PlacementAttr placement : getPlacements())
+    if (placement.isPartial())
+      return placement.getReduce();
+  return std::nullopt;
+}
+
+bool LayoutAttr::isFullyReplicated() const {
+  return llvm::all_of(getPlacements(),
+                      [](PlacementAttr p) { return p.isReplicate(); });
+}

@@ -1,0 +1,22 @@
+//===- Registration.h - dialects and passes of the compiler -----*- C++ -*-===//
+
+#ifndef DTENSOR_COMPILER_REGISTRATION_H
+#define DTENSOR_COMPILER_REGISTRATION_H
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::dtensor {
+
+/// Adds the dtensor dialect and the upstream dialects that global-view and
+/// per-rank programs use (func, linalg, tensor, arith, math).
+void registerDialects(DialectRegistry &registry);
+
+/// Registers the project's passes and the few upstream passes its pipelines
+/// use, so that opt-style drivers can name them.
+void registerPasses();
+
+} // namespace mlir::dtensor
+
+#endif // DTENSOR_COMPILER_REGISTRATION_H

@@ -1,0 +1,51 @@
+//===- ChunkMath.cpp - torch.chunk arithmetic for shards ------------------===//
+
+#include "dtensor/Support/ChunkMath.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+
+namespace mlir::dtensor {
+
+int64_t maxChunkSize(int64_t length, int64_t numChunks) {
+  return (length + numChunks - 1) / numChunks;
+}
+
+Chunk chunkOf(int64_t length, int64_t numChunks, int64_t index) {
+  int64_t full = maxChunkSize(length, numChunks);
+  int64_t begin = std::min(length, full * index);
+  int64_t end = std::min(length, full * (index + 1));
+  return {begin, end - begin};
+}
+
+Chunk nestedChunkOf(int64_t length, llvm::ArrayRef<int64_t> numChunks,
+                    llvm::ArrayRef<int64_t> indices) {
+  Chunk chunk{0, length};
+  for (auto [n, index] : llvm::zip_equal(numChunks, indices)) {
+    Chunk inner = chunkOf(chunk.size, n, index);
+    chunk = {chunk.offset + inner.offset, inner.size};
+  }
+  return chunk;
+}
+
+std::optional<int64_t> uniformChunkSize(int64_t length,
+                                        llvm::ArrayRef<int64_t> numChunks) {
+  // The set of sizes some rank holds after each split; it stays tiny because
+  // a split of sizes {a, ...} yields sizes from {ceil(a/n), smaller, 0}.
+  llvm::SmallVector<int64_t> sizes = {length};
+  for (int64_t n : numChunks) {
+    llvm::SmallVector<int64_t> next;
+    for (int64_t size : sizes)
+      for (int64_t r = 0; r < n; ++r)
+        next.push_back(chunkOf(size, n, r).size);
+    llvm::sort(next);
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    sizes = std::move(next);
+  }
+  if (sizes.size() != 1)
+    return std::nullopt;
+  return sizes.front();
+}
+
+} // namespace mlir::dtensor

@@ -1,0 +1,27 @@
+# -*- Python -*-
+# lit configuration of the dtensor test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "dtensor"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
+                   "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dtensor_obj_root, "test")
+
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%dtensor_src_root", config.dtensor_src_root))
+config.substitutions.append(("%dtensor_obj_root", config.dtensor_obj_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.dtensor_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["dtensor-opt"], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -1,0 +1,74 @@
+//===- ChunkMathTest.cpp - torch.chunk arithmetic -------------------------===//
+
+#include "dtensor/Support/ChunkMath.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir::dtensor;
+
+namespace {
+
+TEST(ChunkMath, EvenSplit) {
+  EXPECT_EQ(maxChunkSize(8, 4), 2);
+  for (int64_t r = 0; r < 4; ++r)
+    EXPECT_EQ(chunkOf(8, 4, r), (Chunk{2 * r, 2}));
+}
+
+TEST(ChunkMath, UnevenTrailingRankSmaller) {
+  // 257 over 2 ranks is 129 + 128.
+  EXPECT_EQ(chunkOf(257, 2, 0), (Chunk{0, 129}));
+  EXPECT_EQ(chunkOf(257, 2, 1), (Chunk{129, 128}));
+}
+
+TEST(ChunkMath, UnevenTrailingRankEmpty) {
+  // 6 rows over 4 ranks is 2, 2, 2, 0 (torch.chunk makes three chunks).
+  EXPECT_EQ(chunkOf(6, 4, 0), (Chunk{0, 2}));
+  EXPECT_EQ(chunkOf(6, 4, 2), (Chunk{4, 2}));
+  EXPECT_EQ(chunkOf(6, 4, 3), (Chunk{6, 0}));
+  // 5 over 4: 2, 2, 1, 0.
+  EXPECT_EQ(chunkOf(5, 4, 2), (Chunk{4, 1}));
+  EXPECT_EQ(chunkOf(5, 4, 3), (Chunk{5, 0}));
+}
+
+TEST(ChunkMath, MoreRanksThanElements) {
+  EXPECT_EQ(maxChunkSize(2, 4), 1);
+  EXPECT_EQ(chunkOf(2, 4, 1), (Chunk{1, 1}));
+  EXPECT_EQ(chunkOf(2, 4, 2), (Chunk{2, 0}));
+  EXPECT_EQ(chunkOf(0, 3, 0), (Chunk{0, 0}));
+}
+
+TEST(ChunkMath, ChunksTileTheDimension) {
+  for (int64_t length = 0; length < 40; ++length) {
+    for (int64_t n = 1; n < 9; ++n) {
+      int64_t next = 0;
+      for (int64_t r = 0; r < n; ++r) {
+        Chunk c = chunkOf(length, n, r);
+        EXPECT_EQ(c.offset, next) << length << "/" << n << " rank " << r;
+        EXPECT_LE(c.size, maxChunkSize(length, n));
+        next += c.size;
+      }
+      EXPECT_EQ(next, length);
+    }
+  }
+}
+
+TEST(ChunkMath, NestedSplitIsChunkOfChunk) {
+  // 10 over [2, 2]: outer 5 + 5, inner 3 + 2 of each.
+  EXPECT_EQ(nestedChunkOf(10, {2, 2}, {0, 0}), (Chunk{0, 3}));
+  EXPECT_EQ(nestedChunkOf(10, {2, 2}, {0, 1}), (Chunk{3, 2}));
+  EXPECT_EQ(nestedChunkOf(10, {2, 2}, {1, 0}), (Chunk{5, 3}));
+  EXPECT_EQ(nestedChunkOf(10, {2, 2}, {1, 1}), (Chunk{8, 2}));
+  EXPECT_EQ(nestedChunkOf(10, {}, {}), (Chunk{0, 10}));
+}
+
+TEST(ChunkMath, UniformChunkSize) {
+  EXPECT_EQ(uniformChunkSize(8, {4}), 2);
+  EXPECT_EQ(uniformChunkSize(16, {2, 4}), 2);
+  EXPECT_EQ(uniformChunkSize(7, {}), 7);
+  EXPECT_EQ(uniformChunkSize(6, {4}), std::nullopt);
+  EXPECT_EQ(uniformChunkSize(257, {2}), std::nullopt);
+  // 12 over [2, 4]: 6 + 6, each 2, 2, 2, 0: uneven.
+  EXPECT_EQ(uniformChunkSize(12, {2, 4}), std::nullopt);
+}
+
+} // namespace
