@@ -13,6 +13,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::dtensor;
@@ -59,21 +60,23 @@ static void printOptionalResultTypes(OpAsmPrinter &printer, Operation *,
   }
 }
 
-/// The wait's result type: the future's value type unless written otherwise.
-static ParseResult parseFutureValueType(OpAsmParser &parser, Type &result,
-                                        Type future) {
+/// The wait's future type, `!dtensor.future<T>` or just `<T>`, then its
+/// result type: the future's value type unless written otherwise.
+static ParseResult parseFutureValueType(OpAsmParser &parser, Type &future,
+                                        Type &result) {
+  FutureType futureType;
+  if (parser.parseCustomTypeWithFallback(futureType))
+    return failure();
+  future = futureType;
   if (succeeded(parser.parseOptionalArrow()))
     return parser.parseType(result);
-  auto futureType = dyn_cast<FutureType>(future);
-  if (!futureType)
-    return parser.emitError(parser.getCurrentLocation(),
-                            "expected a !dtensor.future type");
   result = futureType.getValueType();
   return success();
 }
 
 static void printFutureValueType(OpAsmPrinter &printer, Operation *,
-                                 Type result, Type future) {
+                                 Type future, Type result) {
+  printer << future;
   if (result != cast<FutureType>(future).getValueType())
     printer << " -> " << result;
 }
@@ -106,10 +109,15 @@ LogicalResult MeshOp::verify() {
   if (shape.empty())
     return emitConstraintError(*this, "MESH1")
            << "a mesh needs at least one dimension";
-  for (auto [i, size] : llvm::enumerate(shape))
+  int64_t processes = 1;
+  for (auto [i, size] : llvm::enumerate(shape)) {
     if (size <= 0)
       return emitConstraintError(*this, "MESH1")
              << "mesh dimension " << i << " has non-positive size " << size;
+    if (llvm::MulOverflow(processes, size, processes))
+      return emitConstraintError(*this, "MESH1")
+             << "the number of processes overflows a 64-bit integer";
+  }
   if (std::optional<ArrayAttr> names = getNames()) {
     if (static_cast<int64_t>(names->size()) != getRank())
       return emitConstraintError(*this, "MESH2")

@@ -36,8 +36,8 @@ def DTensor_MeshOp : DTensor_Op<"mesh", [Symbol]> {
     position `i` is the rank placed at coordinate `i`.
 
     Constraints:
-    1. `MESH1`: the shape has at least one dimension and every size is
-       positive.
+    1. `MESH1`: the shape has at least one dimension, every size is
+       positive, and the number of processes fits in 64 bits.
     2. `MESH2`: `names`, if given, has one unique, non-empty name per mesh
        dimension.
     3. `MESH3`: `devices`, if given, lists one unique non-negative rank per
@@ -242,7 +242,7 @@ def DTensor_AllReduceOp : DTensor_CollectiveOp<"all_reduce"> {
                        DTensor_ReduceKindAttr:$reduce);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $input `on` $mesh `axes` `=` $mesh_axes `reduce` `=` $reduce attr-dict
+    $input `on` $mesh `axes` `=` $mesh_axes `reduce` `=` `` $reduce attr-dict
     `:` type($input) `` custom<OptionalResultType>(type($result), ref(type($input)))
   }];
 }
@@ -302,7 +302,7 @@ def DTensor_ReduceScatterOp : DTensor_CollectiveOp<"reduce_scatter"> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `on` $mesh `axes` `=` $mesh_axes `scatter_dim` `=` $scatter_dim
-    `reduce` `=` $reduce attr-dict `:` type($input) `->` type($result)
+    `reduce` `=` `` $reduce attr-dict `:` type($input) `->` type($result)
   }];
 }
 
@@ -407,7 +407,7 @@ def DTensor_AllReduceCoalescedOp
                        DTensor_ReduceKindAttr:$reduce);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $inputs `on` $mesh `axes` `=` $mesh_axes `reduce` `=` $reduce attr-dict
+    $inputs `on` $mesh `axes` `=` $mesh_axes `reduce` `=` `` $reduce attr-dict
     `:` type($inputs) `` custom<OptionalResultTypes>(type($results), ref(type($inputs)))
   }];
 }
@@ -467,7 +467,7 @@ def DTensor_ReduceScatterCoalescedOp
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $inputs `on` $mesh `axes` `=` $mesh_axes `scatter_dims` `=` $scatter_dims
-    `reduce` `=` $reduce attr-dict `:` type($inputs) `->` type($results)
+    `reduce` `=` `` $reduce attr-dict `:` type($inputs) `->` type($results)
   }];
 }
 
@@ -540,7 +540,7 @@ def DTensor_MatmulReduceScatterOp
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $a `,` $b `on` $mesh `axes` `=` $mesh_axes `scatter_dim` `=` $scatter_dim
-    `reduce` `=` $reduce attr-dict `:` type($a) `,` type($b) `->`
+    `reduce` `=` `` $reduce attr-dict `:` type($a) `,` type($b) `->`
     type($result)
   }];
 }
@@ -609,8 +609,7 @@ def DTensor_WaitOp : DTensor_Op<"wait"> {
   let arguments = (ins DTensor_FutureType:$future);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $future attr-dict `:` qualified(type($future)) ``
-    custom<FutureValueType>(type($result), ref(type($future)))
+    $future attr-dict `:` custom<FutureValueType>(type($future), type($result))
   }];
   let hasVerifier = 1;
 }

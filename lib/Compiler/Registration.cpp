@@ -1,8 +1,10 @@
 //===- Registration.cpp - dialects and passes of the compiler -------------===//
 
 #include "dtensor/Compiler/Registration.h"
+#include "dtensor/Compiler/Pipelines.h"
 
 #include "DTensor/DTensor.h"
+#include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +21,8 @@ void mlir::dtensor::registerDialects(DialectRegistry &registry) {
 }
 
 void mlir::dtensor::registerPasses() {
+  registerDTensorPasses();
+  registerPipelines();
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();

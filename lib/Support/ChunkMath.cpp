@@ -31,14 +31,28 @@ Chunk nestedChunkOf(int64_t length, llvm::ArrayRef<int64_t> numChunks,
 
 std::optional<int64_t> uniformChunkSize(int64_t length,
                                         llvm::ArrayRef<int64_t> numChunks) {
-  // The set of sizes some rank holds after each split; it stays tiny because
-  // a split of sizes {a, ...} yields sizes from {ceil(a/n), smaller, 0}.
+  // The set of sizes some rank holds after each split. Splitting `a` over
+  // `n` ranks gives full = ceil(a/n) to the first a/full ranks, the
+  // remainder to the next one, and nothing to the rest: at most three
+  // sizes, found without visiting every rank.
   llvm::SmallVector<int64_t> sizes = {length};
   for (int64_t n : numChunks) {
     llvm::SmallVector<int64_t> next;
-    for (int64_t size : sizes)
-      for (int64_t r = 0; r < n; ++r)
-        next.push_back(chunkOf(size, n, r).size);
+    for (int64_t size : sizes) {
+      int64_t full = maxChunkSize(size, n);
+      if (full == 0) {
+        next.push_back(0);
+        continue;
+      }
+      int64_t fullRanks = size / full;
+      if (fullRanks > 0)
+        next.push_back(full);
+      int64_t remainder = size - fullRanks * full;
+      if (remainder > 0)
+        next.push_back(remainder);
+      if (fullRanks + (remainder > 0 ? 1 : 0) < n)
+        next.push_back(0);
+    }
     llvm::sort(next);
     next.erase(std::unique(next.begin(), next.end()), next.end());
     sizes = std::move(next);

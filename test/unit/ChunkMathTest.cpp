@@ -72,3 +72,28 @@ TEST(ChunkMath, UniformChunkSize) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ChunkMath, UniformChunkSizeMatchesEnumeration) {
+  // The closed form agrees with visiting every rank.
+  for (int64_t length = 0; length < 30; ++length) {
+    for (int64_t n = 1; n < 7; ++n) {
+      bool uniform = true;
+      for (int64_t r = 1; r < n; ++r)
+        uniform &= chunkOf(length, n, r).size == chunkOf(length, n, 0).size;
+      std::optional<int64_t> got = uniformChunkSize(length, {n});
+      EXPECT_EQ(got.has_value(), uniform) << length << "/" << n;
+      if (got)
+        EXPECT_EQ(*got, chunkOf(length, n, 0).size);
+    }
+  }
+}
+
+TEST(ChunkMath, UniformChunkSizeOfHugeSplitIsFast) {
+  // Must not visit every rank: 2^40 ranks.
+  EXPECT_EQ(uniformChunkSize(int64_t(1) << 41, {int64_t(1) << 40}), 2);
+  EXPECT_EQ(uniformChunkSize(3, {int64_t(1) << 40}), std::nullopt);
+}
+
+} // namespace

@@ -1,0 +1,54 @@
+//===- Layout.h - layouts applied to tensors and meshes ---------*- C++ -*-===//
+
+#ifndef DTENSOR_SHARDING_LAYOUT_H
+#define DTENSOR_SHARDING_LAYOUT_H
+
+#include "DTensor/DTensor.h"
+
+namespace mlir::dtensor {
+
+/// The layout with every placement Replicate on `mesh`.
+LayoutAttr getReplicatedLayout(MeshOp mesh);
+
+/// The layout equal to `layout` except placement `axis` set to `placement`.
+LayoutAttr withPlacement(LayoutAttr layout, int64_t axis,
+                         PlacementAttr placement);
+
+/// Sizes of the mesh axes that shard each tensor dimension, in split order.
+SmallVector<SmallVector<int64_t>> splitsPerDim(LayoutAttr layout, MeshOp mesh,
+                                               int64_t rank);
+
+/// The local shape every process holds of a tensor of `globalShape` laid
+/// out as `layout`: the chunk size where all processes agree, dynamic where
+/// shards are uneven. Dynamic global sizes stay dynamic.
+SmallVector<int64_t> getLocalShape(ArrayRef<int64_t> globalShape,
+                                   LayoutAttr layout, MeshOp mesh);
+
+/// The largest local shape any process holds (ceil at every split): the
+/// buffer size collectives pad to.
+SmallVector<int64_t> getPaddedLocalShape(ArrayRef<int64_t> globalShape,
+                                         LayoutAttr layout, MeshOp mesh);
+
+RankedTensorType getLocalType(RankedTensorType globalType, LayoutAttr layout,
+                              MeshOp mesh);
+
+/// Bytes of one element of `type`'s element type (at least 1).
+int64_t getElementBytes(Type elementType);
+
+/// The attribute names propagation writes and partitioning reads.
+constexpr llvm::StringLiteral kLayoutAttrName = "dtensor.layout";
+constexpr llvm::StringLiteral kLayoutsAttrName = "dtensor.layouts";
+constexpr llvm::StringLiteral kGlobalTypeAttrName = "dtensor.global_type";
+
+/// The layouts recorded on `op`'s results by propagation (empty if none).
+SmallVector<LayoutAttr> getResultLayouts(Operation *op);
+void setResultLayouts(Operation *op, ArrayRef<LayoutAttr> layouts);
+
+/// The layout of `value` after propagation: from its defining op (the `to`
+/// of a redistribute, the layout of an annotate or from_local, else the
+/// op's `dtensor.layouts`) or its function argument's `dtensor.layout`.
+LayoutAttr getLayoutOf(Value value);
+
+} // namespace mlir::dtensor
+
+#endif // DTENSOR_SHARDING_LAYOUT_H

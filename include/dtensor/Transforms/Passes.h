@@ -1,0 +1,23 @@
+//===- Passes.h - dtensor compiler passes -----------------------*- C++ -*-===//
+
+#ifndef DTENSOR_TRANSFORMS_PASSES_H
+#define DTENSOR_TRANSFORMS_PASSES_H
+
+#include "DTensor/DTensor.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::dtensor {
+
+#define GEN_PASS_DECL
+#include "dtensor/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "dtensor/Transforms/Passes.h.inc"
+
+} // namespace mlir::dtensor
+
+#endif // DTENSOR_TRANSFORMS_PASSES_H

@@ -1,0 +1,44 @@
+//===- Pipelines.cpp - the compiler's pass pipelines ----------------------===//
+
+#include "dtensor/Compiler/Pipelines.h"
+
+#include "dtensor/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+void mlir::dtensor::buildSPMDPipeline(OpPassManager &pm,
+                                      const SPMDPipelineOptions &options) {
+  pm.addPass(createPropagateLayoutsPass({options.hardware}));
+  pm.addPass(createPlanRedistributionsPass({options.hardware}));
+  pm.addPass(createPartitionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+namespace {
+struct SPMDPipelineCLOptions
+    : public PassPipelineOptions<SPMDPipelineCLOptions> {
+  PassOptions::Option<std::string> hardware{
+      *this, "hardware",
+      llvm::cl::desc("cost-model preset: h100, h200 or cpu"),
+      llvm::cl::init("h200")};
+};
+} // namespace
+
+void mlir::dtensor::registerPipelines() {
+  PassPipelineRegistration<SPMDPipelineCLOptions>(
+      "dtensor-spmd",
+      "global view with placement requests -> per-rank program "
+      "(propagate, plan, partition, canonicalize, cse)",
+      [](OpPassManager &pm, const SPMDPipelineCLOptions &cl) {
+        SPMDPipelineOptions options;
+        options.hardware = cl.hardware;
+        buildSPMDPipeline(pm, options);
+      });
+}

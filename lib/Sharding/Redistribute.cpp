@@ -1,0 +1,242 @@
+//===- Redistribute.cpp - min-cost redistribution planning ----------------===//
+
+#include "dtensor/Sharding/Redistribute.h"
+#include "dtensor/Sharding/Layout.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <queue>
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+llvm::StringRef mlir::dtensor::stringifyStepKind(StepKind kind) {
+  switch (kind) {
+  case StepKind::None:
+    return "none";
+  case StepKind::AllGather:
+    return "all_gather";
+  case StepKind::AllReduce:
+    return "all_reduce";
+  case StepKind::ReduceScatter:
+    return "reduce_scatter";
+  case StepKind::AllToAll:
+    return "all_to_all";
+  case StepKind::LocalChunk:
+    return "local_chunk";
+  case StepKind::LocalPartition:
+    return "local_partition";
+  }
+  return "unknown";
+}
+
+static std::string placementString(PlacementAttr p) {
+  switch (p.getKind()) {
+  case PlacementKind::Shard:
+    return "S(" + std::to_string(p.getDim()) + ")";
+  case PlacementKind::Replicate:
+    return "R";
+  case PlacementKind::Partial:
+    return ("P(" + stringifyReduceKind(p.getReduce()) + ")").str();
+  }
+  return "?";
+}
+
+FailureOr<StepKind> mlir::dtensor::classifyStep(PlacementAttr src,
+                                                PlacementAttr dst,
+                                                int64_t axisSize,
+                                                std::string *why) {
+  auto fail = [&](const Twine &message) -> FailureOr<StepKind> {
+    if (why)
+      *why = (placementString(src) + " -> " + placementString(dst) + ": " +
+              message)
+                 .str();
+    return failure();
+  };
+  if (dst.isPartial() && src.isShard())
+    return fail("a shard cannot become a pending reduction");
+  if (dst.isPartial() && src.isPartial() && src.getReduce() != dst.getReduce())
+    return fail("mixed Partial reductions have no meaning");
+  if (dst.isPartial() && src.isReplicate() &&
+      dst.getReduce() == ReduceKind::Product)
+    return fail("a replicated value has no exact product decomposition");
+  if (src == dst || axisSize == 1)
+    return StepKind::None;
+  if (src.isShard())
+    return dst.isReplicate() ? StepKind::AllGather : StepKind::AllToAll;
+  if (src.isPartial())
+    return dst.isReplicate() ? StepKind::AllReduce : StepKind::ReduceScatter;
+  return dst.isShard() ? StepKind::LocalChunk : StepKind::LocalPartition;
+}
+
+namespace {
+/// A search state: the layout reached and how.
+struct Node {
+  double cost;
+  unsigned index;
+  bool operator>(const Node &other) const { return cost > other.cost; }
+};
+} // namespace
+
+/// True if mesh axis `axis` may give up or take a shard of tensor dim `dim`
+/// in `layout`: no larger axis shards `dim` (shards stay in axis order).
+static bool isLastShardAxis(LayoutAttr layout, int64_t axis, int64_t dim) {
+  ArrayRef<PlacementAttr> placements = layout.getPlacements();
+  for (int64_t other = axis + 1, e = placements.size(); other < e; ++other)
+    if (placements[other].isShard() && placements[other].getDim() == dim)
+      return false;
+  return true;
+}
+
+static int64_t localBytes(MeshOp mesh, RankedTensorType type,
+                          LayoutAttr layout) {
+  int64_t bytes = getElementBytes(type.getElementType());
+  for (int64_t size : getPaddedLocalShape(type.getShape(), layout, mesh))
+    bytes *= ShapedType::isDynamic(size) ? 1 : size;
+  return bytes;
+}
+
+static double stepCostUs(MeshOp mesh, RankedTensorType type, StepKind kind,
+                         int64_t axisSize, LayoutAttr before,
+                         LayoutAttr after, const HardwareModel &hw) {
+  // A small per-step charge prefers shorter chains among equal costs.
+  constexpr double kStepUs = 1e-3;
+  int64_t in = localBytes(mesh, type, before);
+  int64_t out = localBytes(mesh, type, after);
+  switch (kind) {
+  case StepKind::None:
+    return kStepUs;
+  case StepKind::AllGather:
+    return kStepUs + collectiveTimeUs(hw, CollectiveKind::AllGather, out,
+                                      axisSize);
+  case StepKind::ReduceScatter:
+    return kStepUs + collectiveTimeUs(hw, CollectiveKind::ReduceScatter, in,
+                                      axisSize);
+  case StepKind::AllReduce:
+    return kStepUs + collectiveTimeUs(hw, CollectiveKind::AllReduce, in,
+                                      axisSize);
+  case StepKind::AllToAll:
+    return kStepUs + collectiveTimeUs(hw, CollectiveKind::AllToAll, in,
+                                      axisSize);
+  case StepKind::LocalChunk:
+    return kStepUs + memoryTimeUs(hw, out);
+  case StepKind::LocalPartition:
+    return kStepUs + memoryTimeUs(hw, in);
+  }
+  return kStepUs;
+}
+
+FailureOr<RedistributePlan>
+mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
+                                  LayoutAttr from, LayoutAttr to,
+                                  const HardwareModel &hw, std::string *why) {
+  MLIRContext *ctx = mesh.getContext();
+  int64_t rank = globalType.getRank();
+  if (from.getMesh() != to.getMesh()) {
+    if (why)
+      *why = "layouts are on different meshes";
+    return failure();
+  }
+  // Reject meaningless transitions up front with a precise reason.
+  for (auto [axis, pair] :
+       llvm::enumerate(llvm::zip(from.getPlacements(), to.getPlacements()))) {
+    auto [src, dst] = pair;
+    if (failed(classifyStep(src, dst, mesh.getShape()[axis], why)))
+      return failure();
+  }
+  std::optional<ReduceKind> partialKind = to.getPartialKind();
+  if (!partialKind)
+    partialKind = from.getPartialKind();
+
+  // Candidate placements for every axis.
+  SmallVector<PlacementAttr> choices;
+  choices.push_back(PlacementAttr::getReplicate(ctx));
+  for (int64_t dim = 0; dim < rank; ++dim)
+    choices.push_back(PlacementAttr::getShard(ctx, dim));
+  if (partialKind)
+    choices.push_back(PlacementAttr::getPartial(ctx, *partialKind));
+
+  SmallVector<LayoutAttr> states;
+  DenseMap<LayoutAttr, unsigned> indexOf;
+  auto stateIndex = [&](LayoutAttr layout) {
+    auto [it, inserted] = indexOf.try_emplace(layout, states.size());
+    if (inserted)
+      states.push_back(layout);
+    return it->second;
+  };
+  SmallVector<double> dist;
+  SmallVector<std::optional<RedistributeStep>> via;
+  std::priority_queue<Node, std::vector<Node>, std::greater<Node>> queue;
+
+  unsigned start = stateIndex(from);
+  dist.assign(1, 0.0);
+  via.assign(1, std::nullopt);
+  queue.push({0.0, start});
+  while (!queue.empty()) {
+    Node node = queue.top();
+    queue.pop();
+    if (node.cost > dist[node.index])
+      continue;
+    LayoutAttr layout = states[node.index];
+    if (layout == to)
+      break;
+    for (auto [axis, src] : llvm::enumerate(layout.getPlacements())) {
+      int64_t axisSize = mesh.getShape()[axis];
+      for (PlacementAttr dst : choices) {
+        if (dst == src)
+          continue;
+        // Only move placements towards states that can still reach `to`:
+        // Partial may appear only where the target has it.
+        if (dst.isPartial() && !to.getPlacements()[axis].isPartial())
+          continue;
+        if (failed(classifyStep(src, dst, axisSize, nullptr)))
+          continue;
+        if (src.isShard() && !isLastShardAxis(layout, axis, src.getDim()))
+          continue;
+        if (dst.isShard() && !isLastShardAxis(layout, axis, dst.getDim()))
+          continue;
+        StepKind kind = *classifyStep(src, dst, axisSize, nullptr);
+        LayoutAttr next = withPlacement(layout, axis, dst);
+        double cost = node.cost + stepCostUs(mesh, globalType, kind, axisSize,
+                                             layout, next, hw);
+        unsigned index = stateIndex(next);
+        if (index >= dist.size()) {
+          dist.resize(index + 1, std::numeric_limits<double>::infinity());
+          via.resize(index + 1);
+        }
+        if (cost < dist[index]) {
+          dist[index] = cost;
+          via[index] = RedistributeStep{static_cast<int64_t>(axis), kind,
+                                        layout, next, cost - node.cost};
+          queue.push({cost, index});
+        }
+      }
+    }
+  }
+
+  auto goal = indexOf.find(to);
+  if (goal == indexOf.end() || goal->second >= dist.size() ||
+      std::isinf(dist[goal->second])) {
+    if (why)
+      *why = "no sequence of collectives reaches the target layout";
+    return failure();
+  }
+  RedistributePlan plan;
+  plan.costUs = dist[goal->second];
+  for (unsigned index = goal->second; via[index];
+       index = indexOf.lookup(via[index]->from))
+    plan.steps.push_back(*via[index]);
+  std::reverse(plan.steps.begin(), plan.steps.end());
+  // Steps on one-process axes move nothing; keep them out of the plan.
+  llvm::erase_if(plan.steps, [](const RedistributeStep &step) {
+    return step.kind == StepKind::None;
+  });
+  // Re-chain the layouts across removed steps.
+  for (size_t i = 1; i < plan.steps.size(); ++i)
+    plan.steps[i].from = plan.steps[i - 1].to;
+  if (!plan.steps.empty()) {
+    plan.steps.front().from = from;
+    plan.steps.back().to = to;
+  }
+  return plan;
+}

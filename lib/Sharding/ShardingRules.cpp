@@ -1,0 +1,489 @@
+//===- ShardingRules.cpp - how ops may be sharded -------------------------===//
+
+#include "dtensor/Sharding/ShardingRules.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+static SmallVector<int64_t> identityDims(int64_t rank) {
+  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+}
+
+/// Starts a spec with `numLoops` parallel loops and room for `op`'s operands.
+static ShardingSpec makeSpec(Operation *op, int64_t numLoops) {
+  ShardingSpec spec;
+  spec.loops.resize(numLoops);
+  unsigned n = op->getNumOperands();
+  spec.operandDims.resize(n);
+  spec.operandIsTensor.assign(n, false);
+  spec.operandIsInit.assign(n, false);
+  spec.operandIsLinear.assign(n, false);
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    spec.operandIsTensor[i] = isa<RankedTensorType>(operand.getType());
+  return spec;
+}
+
+/// The reduction a linalg body applies to output `init`, if it is one of the
+/// known combiners `yield op(x, init)`.
+static std::optional<ReduceKind> getCombiner(linalg::LinalgOp op,
+                                             unsigned initIndex) {
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Value yielded = yield.getOperand(initIndex);
+  Operation *combiner = yielded.getDefiningOp();
+  if (!combiner || combiner->getNumOperands() != 2)
+    return std::nullopt;
+  Value init = op.getMatchingBlockArgument(op.getDpsInitOperand(initIndex));
+  if (combiner->getOperand(0) != init && combiner->getOperand(1) != init)
+    return std::nullopt;
+  if (isa<arith::AddFOp, arith::AddIOp>(combiner))
+    return ReduceKind::Sum;
+  if (isa<arith::MulFOp, arith::MulIOp>(combiner))
+    return ReduceKind::Product;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(combiner))
+    return ReduceKind::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(combiner))
+    return ReduceKind::Min;
+  return std::nullopt;
+}
+
+/// Linearity of a linalg op in its inputs, read off its body.
+static void setLinearity(linalg::LinalgOp op, ShardingSpec &spec) {
+  if (linalg::isaContractionOpInterface(op)) {
+    for (OpOperand *input : op.getDpsInputOperands())
+      spec.operandIsLinear[input->getOperandNumber()] = true;
+    return;
+  }
+  Block *body = op.getBlock();
+  if (op.getNumDpsInits() != 1 || body->getOperations().size() > 2)
+    return;
+  Value yielded = body->getTerminator()->getOperand(0);
+  auto inputIndex = [&](Value v) -> std::optional<unsigned> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != body ||
+        arg.getArgNumber() >= op.getNumDpsInputs())
+      return std::nullopt;
+    return op.getDpsInputOperand(arg.getArgNumber())->getOperandNumber();
+  };
+  // A copy, transpose or broadcast: yield %in.
+  if (std::optional<unsigned> index = inputIndex(yielded)) {
+    spec.operandIsLinear[*index] = true;
+    return;
+  }
+  Operation *inner = yielded.getDefiningOp();
+  if (!inner || inner->getBlock() != body)
+    return;
+  SmallVector<std::optional<unsigned>> args;
+  for (Value operand : inner->getOperands())
+    args.push_back(inputIndex(operand));
+  if (!llvm::all_of(args, [](auto a) { return a.has_value(); }))
+    return;
+  if (isa<arith::AddFOp, arith::SubFOp, arith::AddIOp, arith::SubIOp>(inner))
+    spec.isAdditive = true;
+  else if (isa<arith::MulFOp, arith::MulIOp>(inner))
+    for (auto a : args)
+      spec.operandIsLinear[*a] = true;
+  else if (isa<arith::DivFOp, arith::NegFOp>(inner))
+    spec.operandIsLinear[*args[0]] = true;
+}
+
+static FailureOr<ShardingSpec> getLinalgSpec(linalg::LinalgOp op,
+                                             std::string *why) {
+  if (!op.hasPureTensorSemantics()) {
+    *why = "linalg op on buffers";
+    return failure();
+  }
+  ShardingSpec spec = makeSpec(op, op.getNumLoops());
+  // Reductions are splittable only with a known combiner.
+  std::optional<ReduceKind> combiner;
+  bool combinerKnown = op.getNumDpsInits() > 0;
+  for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
+    std::optional<ReduceKind> kind = getCombiner(op, i);
+    if (!kind || (combiner && *combiner != *kind))
+      combinerKnown = false;
+    combiner = kind;
+  }
+  for (auto [loop, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (type == utils::IteratorType::reduction) {
+      spec.loops[loop].kind = combinerKnown ? ShardingLoop::Kind::Reduction
+                                            : ShardingLoop::Kind::Opaque;
+      if (combinerKnown)
+        spec.loops[loop].combiner = *combiner;
+    }
+  }
+  // Operand dims from the indexing maps; loops used in compound index
+  // expressions (convolutions, shifted windows) cannot be split.
+  for (OpOperand &operand : op->getOpOperands()) {
+    unsigned index = operand.getOperandNumber();
+    if (!spec.operandIsTensor[index])
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    SmallVector<int64_t> dims;
+    for (AffineExpr expr : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+        dims.push_back(dim.getPosition());
+        continue;
+      }
+      dims.push_back(-1);
+      expr.walk([&](AffineExpr sub) {
+        if (auto dim = dyn_cast<AffineDimExpr>(sub))
+          spec.loops[dim.getPosition()].kind = ShardingLoop::Kind::Opaque;
+      });
+    }
+    spec.operandDims[index] = dims;
+    spec.operandIsInit[index] = op.isDpsInit(&operand);
+  }
+  for (OpOperand &init : op.getDpsInitsMutable())
+    spec.resultDims.push_back(spec.operandDims[init.getOperandNumber()]);
+  setLinearity(op, spec);
+  if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation()))
+    spec.isCreation = matchPattern(fill.value(), m_Constant());
+  return spec;
+}
+
+/// Elementwise ops on same-shaped tensors (arith, math).
+static FailureOr<ShardingSpec> getElementwiseSpec(Operation *op,
+                                                  std::string *why) {
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type) {
+    *why = "elementwise op without a ranked tensor result";
+    return failure();
+  }
+  for (Value operand : op->getOperands()) {
+    auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+    if (!operandType || operandType.getShape() != type.getShape()) {
+      *why = "elementwise op mixing tensors of different shapes or scalars";
+      return failure();
+    }
+  }
+  ShardingSpec spec = makeSpec(op, type.getRank());
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    spec.operandDims[i] = identityDims(type.getRank());
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    spec.resultDims.push_back(identityDims(type.getRank()));
+  if (isa<arith::AddFOp, arith::SubFOp, arith::AddIOp, arith::SubIOp>(op))
+    spec.isAdditive = true;
+  else if (isa<arith::MulFOp, arith::MulIOp>(op))
+    spec.operandIsLinear.assign(op->getNumOperands(), true);
+  else if (isa<arith::DivFOp, arith::NegFOp>(op))
+    spec.operandIsLinear[0] = true;
+  return spec;
+}
+
+/// Reshapes: in each reassociation group the first non-unit dim carries the
+/// sharding; the other dims of the group must stay whole.
+static ShardingSpec getReshapeSpec(Operation *op, RankedTensorType collapsed,
+                                   RankedTensorType expanded,
+                                   ArrayRef<ReassociationIndices> groups,
+                                   bool expanding) {
+  // One loop per expanded dim.
+  ShardingSpec spec = makeSpec(op, expanded.getRank());
+  SmallVector<int64_t> collapsedDims(collapsed.getRank(), -1);
+  for (auto [groupIndex, group] : llvm::enumerate(groups)) {
+    std::optional<int64_t> carrier;
+    for (int64_t dim : group) {
+      if (!carrier && expanded.getDimSize(dim) != 1) {
+        carrier = dim;
+        continue;
+      }
+      spec.loops[dim].kind = ShardingLoop::Kind::Opaque;
+    }
+    collapsedDims[groupIndex] = carrier ? *carrier : -1;
+  }
+  SmallVector<int64_t> expandedDims = identityDims(expanded.getRank());
+  spec.operandDims[0] = expanding ? collapsedDims : expandedDims;
+  spec.resultDims.push_back(expanding ? expandedDims : collapsedDims);
+  spec.operandIsLinear[0] = true;
+  return spec;
+}
+
+static FailureOr<ShardingSpec> getGatherSpec(tensor::GatherOp op,
+                                             std::string *why) {
+  // Embedding lookup: out[b..., j] = table[ids[b..., 0], j]. As a one-hot
+  // matmul the vocabulary is a sum reduction: a row-sharded table gives a
+  // Partial(sum) result after masking out-of-range ids.
+  RankedTensorType table = op.getSourceType();
+  RankedTensorType indices = op.getIndicesType();
+  if (table.getRank() != 2 || op.getGatherDims() != ArrayRef<int64_t>{0} ||
+      indices.getShape().back() != 1 || !op.getResult().getType().hasRank() ||
+      op.getResultType().getRank() != indices.getRank()) {
+    *why = "tensor.gather other than a rank-reduced embedding lookup "
+           "(2-D table, gather_dims([0]), indices ...x1)";
+    return failure();
+  }
+  int64_t batch = indices.getRank() - 1;
+  // Loops: batch dims, then the vocabulary, then the feature dim.
+  ShardingSpec spec = makeSpec(op, batch + 2);
+  int64_t vocab = batch, feature = batch + 1;
+  spec.loops[vocab].kind = ShardingLoop::Kind::Reduction;
+  spec.loops[vocab].combiner = ReduceKind::Sum;
+  spec.operandDims[0] = {vocab, feature};
+  SmallVector<int64_t> indexDims = identityDims(batch);
+  indexDims.push_back(-1);
+  spec.operandDims[1] = indexDims;
+  SmallVector<int64_t> resultDims = identityDims(batch);
+  resultDims.push_back(feature);
+  spec.resultDims.push_back(resultDims);
+  spec.operandIsLinear[0] = true;
+  return spec;
+}
+
+/// Ops that keep some dims whole and map the others one to one.
+static ShardingSpec getPartialIdentitySpec(Operation *op, int64_t rank,
+                                           ArrayRef<bool> opaque) {
+  ShardingSpec spec = makeSpec(op, rank);
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (opaque[dim])
+      spec.loops[dim].kind = ShardingLoop::Kind::Opaque;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (spec.operandIsTensor[i])
+      spec.operandDims[i] = identityDims(rank);
+  spec.resultDims.push_back(identityDims(rank));
+  return spec;
+}
+
+FailureOr<ShardingSpec> mlir::dtensor::getShardingSpec(Operation *op,
+                                                       std::string *why) {
+  std::string ignored;
+  if (!why)
+    why = &ignored;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return getLinalgSpec(linalgOp, why);
+  if (auto softmax = dyn_cast<linalg::SoftmaxOp>(op)) {
+    int64_t rank = softmax.getInputOperandType().getRank();
+    SmallVector<bool> opaque(rank, false);
+    opaque[softmax.getDimension()] = true;
+    return getPartialIdentitySpec(op, rank, opaque);
+  }
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+    if (!empty.getDynamicSizes().empty()) {
+      *why = "tensor.empty with dynamic sizes in a global-view program";
+      return failure();
+    }
+    ShardingSpec spec = makeSpec(op, empty.getType().getRank());
+    spec.resultDims.push_back(identityDims(empty.getType().getRank()));
+    spec.isCreation = true;
+    return spec;
+  }
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto type = dyn_cast<RankedTensorType>(constant.getType());
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!type || !dense || !dense.isSplat()) {
+      *why = "only splat tensor constants can be sharded";
+      return failure();
+    }
+    ShardingSpec spec = makeSpec(op, type.getRank());
+    spec.resultDims.push_back(identityDims(type.getRank()));
+    spec.isCreation = true;
+    return spec;
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+    return getReshapeSpec(op, collapse.getResultType(), collapse.getSrcType(),
+                          collapse.getReassociationIndices(),
+                          /*expanding=*/false);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return getReshapeSpec(op, expand.getSrcType(), expand.getResultType(),
+                          expand.getReassociationIndices(),
+                          /*expanding=*/true);
+  if (auto gather = dyn_cast<tensor::GatherOp>(op))
+    return getGatherSpec(gather, why);
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    int64_t rank = concat.getResultType().getRank();
+    SmallVector<bool> opaque(rank, false);
+    opaque[concat.getDim()] = true;
+    ShardingSpec spec = getPartialIdentitySpec(op, rank, opaque);
+    spec.isAdditive = false;
+    return spec;
+  }
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    int64_t rank = pad.getResultType().getRank();
+    SmallVector<bool> opaque(rank, false);
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      std::optional<int64_t> low = getConstantIntValue(pad.getMixedLowPad()[dim]);
+      std::optional<int64_t> high =
+          getConstantIntValue(pad.getMixedHighPad()[dim]);
+      opaque[dim] = !low || !high || *low != 0 || *high != 0;
+    }
+    return getPartialIdentitySpec(op, rank, opaque);
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    RankedTensorType source = slice.getSourceType();
+    ShardingSpec spec = makeSpec(op, source.getRank());
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    SmallVector<int64_t> resultDims;
+    for (int64_t dim = 0; dim < source.getRank(); ++dim) {
+      std::optional<int64_t> offset =
+          getConstantIntValue(slice.getMixedOffsets()[dim]);
+      std::optional<int64_t> size =
+          getConstantIntValue(slice.getMixedSizes()[dim]);
+      std::optional<int64_t> stride =
+          getConstantIntValue(slice.getMixedStrides()[dim]);
+      bool whole = offset == 0 && stride == 1 && size &&
+                   *size == source.getDimSize(dim);
+      if (!whole)
+        spec.loops[dim].kind = ShardingLoop::Kind::Opaque;
+      if (!dropped.test(dim))
+        resultDims.push_back(dim);
+    }
+    spec.operandDims[0] = identityDims(source.getRank());
+    spec.resultDims.push_back(resultDims);
+    spec.operandIsLinear[0] = true;
+    return spec;
+  }
+  if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1 &&
+      isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return getElementwiseSpec(op, why);
+  *why = "no sharding rule for '" + op->getName().getStringRef().str() + "'";
+  return failure();
+}
+
+/// True if a value created by `op` from scalars may be given `layout`
+/// without communication: Partial needs the reduction's identity.
+bool mlir::dtensor::creationAllowsLayout(Operation *op, LayoutAttr layout) {
+  std::optional<ReduceKind> partial = layout.getPartialKind();
+  if (!partial || isa<tensor::EmptyOp>(op))
+    return true;
+  Attribute value;
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    matchPattern(fill.value(), m_Constant(&value));
+  else if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+      value = dense.getSplatValue<Attribute>();
+  auto isValue = [&](double expected) {
+    if (auto f = dyn_cast_or_null<FloatAttr>(value))
+      return f.getValueAsDouble() == expected;
+    if (auto i = dyn_cast_or_null<IntegerAttr>(value))
+      return i.getValue().getSExtValue() == static_cast<int64_t>(expected);
+    return false;
+  };
+  switch (*partial) {
+  case ReduceKind::Sum:
+    return isValue(0);
+  case ReduceKind::Product:
+    return isValue(1);
+  case ReduceKind::Avg:
+  case ReduceKind::Min:
+  case ReduceKind::Max:
+    return value != nullptr;
+  }
+  return false;
+}
+
+SmallVector<ShardingStrategy>
+mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
+  MLIRContext *ctx = mesh.getContext();
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  int64_t numLoops = spec.loops.size();
+  unsigned numOperands = spec.operandDims.size();
+  auto replicate = PlacementAttr::getReplicate(ctx);
+  auto partialSum = PlacementAttr::getPartial(ctx, ReduceKind::Sum);
+
+  // The choices of one mesh axis: -1 none; 0..numLoops-1 split that loop;
+  // numLoops + i pass P(sum) through linear operand i; numLoops +
+  // numOperands pass P(sum) through every operand of an additive op.
+  SmallVector<int64_t> choices = {-1};
+  for (int64_t loop = 0; loop < numLoops; ++loop)
+    if (spec.loops[loop].kind != ShardingLoop::Kind::Opaque)
+      choices.push_back(loop);
+  for (unsigned i = 0; i < numOperands; ++i)
+    if (spec.operandIsLinear[i] && spec.operandIsTensor[i])
+      choices.push_back(numLoops + i);
+  if (spec.isAdditive)
+    choices.push_back(numLoops + numOperands);
+
+  SmallVector<ShardingStrategy> strategies;
+  int64_t rank = mesh.getRank();
+  SmallVector<size_t> pick(rank, 0);
+  while (true) {
+    // Placements per operand/result and axis.
+    SmallVector<SmallVector<PlacementAttr>> operandPl(
+        numOperands, SmallVector<PlacementAttr>(rank, replicate));
+    SmallVector<SmallVector<PlacementAttr>> resultPl(
+        spec.resultDims.size(), SmallVector<PlacementAttr>(rank, replicate));
+    int64_t split = 1;
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      int64_t choice = choices[pick[axis]];
+      if (choice < 0)
+        continue;
+      if (choice < numLoops) {
+        const ShardingLoop &loop = spec.loops[choice];
+        split *= mesh.getShape()[axis];
+        auto partial = PlacementAttr::getPartial(ctx, loop.combiner);
+        for (unsigned i = 0; i < numOperands; ++i) {
+          if (!spec.operandIsTensor[i])
+            continue;
+          auto it = llvm::find(spec.operandDims[i], choice);
+          if (it != spec.operandDims[i].end())
+            operandPl[i][axis] = PlacementAttr::getShard(
+                ctx, it - spec.operandDims[i].begin());
+          else if (loop.kind == ShardingLoop::Kind::Reduction &&
+                   spec.operandIsInit[i])
+            operandPl[i][axis] = partial;
+        }
+        for (auto [r, dims] : llvm::enumerate(spec.resultDims)) {
+          auto it = llvm::find(dims, choice);
+          if (it != dims.end())
+            resultPl[r][axis] = PlacementAttr::getShard(ctx, it - dims.begin());
+          else if (loop.kind == ShardingLoop::Kind::Reduction)
+            resultPl[r][axis] = partial;
+        }
+        continue;
+      }
+      // Partial pass-through.
+      for (unsigned i = 0; i < numOperands; ++i) {
+        if (!spec.operandIsTensor[i])
+          continue;
+        bool through = choice == numLoops + numOperands ||
+                       choice == numLoops + static_cast<int64_t>(i) ||
+                       spec.operandIsInit[i];
+        if (through)
+          operandPl[i][axis] = partialSum;
+      }
+      for (auto &placements : resultPl)
+        placements[axis] = partialSum;
+    }
+
+    // Drop strategies that would mix Partial reductions.
+    auto mixed = [](ArrayRef<PlacementAttr> placements) {
+      std::optional<ReduceKind> kind;
+      for (PlacementAttr p : placements) {
+        if (!p.isPartial())
+          continue;
+        if (kind && *kind != p.getReduce())
+          return true;
+        kind = p.getReduce();
+      }
+      return false;
+    };
+    bool valid = llvm::none_of(operandPl, mixed) && llvm::none_of(resultPl, mixed);
+    if (valid) {
+      ShardingStrategy strategy;
+      strategy.splitFactor = split;
+      for (unsigned i = 0; i < numOperands; ++i)
+        strategy.operands.push_back(
+            spec.operandIsTensor[i]
+                ? LayoutAttr::get(ctx, meshRef, operandPl[i])
+                : LayoutAttr());
+      for (auto &placements : resultPl)
+        strategy.results.push_back(LayoutAttr::get(ctx, meshRef, placements));
+      strategies.push_back(strategy);
+    }
+
+    // Next combination.
+    int64_t axis = rank - 1;
+    while (axis >= 0 && ++pick[axis] == choices.size()) {
+      pick[axis] = 0;
+      --axis;
+    }
+    if (axis < 0)
+      break;
+  }
+  return strategies;
+}

@@ -1,0 +1,742 @@
+//===- Partition.cpp - global-view functions to per-rank programs ---------===//
+//
+// Rewrites each propagated, planned function into the program one process
+// runs: local tensor types, the same ops on local tensors, and for every
+// single-step redistribution its collective or local step. Uneven shards
+// (torch.chunk semantics) are padded to ceil(L/n) around collectives and
+// trimmed after, so results match the unsharded program exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Transforms/Passes.h"
+
+#include "dtensor/Sharding/Layout.h"
+#include "dtensor/Sharding/Redistribute.h"
+#include "dtensor/Sharding/ShardingRules.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_PARTITIONPASS
+#include "dtensor/Transforms/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, MeshOp mesh)
+      : func(func), mesh(mesh), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  Location loc() { return currentLoc; }
+  LayoutAttr layoutOf(Value global) {
+    LayoutAttr layout = getLayoutOf(global);
+    return layout ? layout : getReplicatedLayout(mesh);
+  }
+  RankedTensorType localType(Value global) {
+    return getLocalType(cast<RankedTensorType>(global.getType()),
+                        layoutOf(global), mesh);
+  }
+
+  // Index arithmetic.
+  Value coord(int64_t axis);
+  OpFoldResult constant(int64_t v) { return builder.getIndexAttr(v); }
+  OpFoldResult add(OpFoldResult a, OpFoldResult b);
+  OpFoldResult sub(OpFoldResult a, OpFoldResult b);
+  OpFoldResult mul(OpFoldResult a, int64_t b);
+  OpFoldResult min(OpFoldResult a, OpFoldResult b);
+  OpFoldResult ceilDiv(OpFoldResult a, int64_t b);
+  /// This process's chunk [offset, offset + size) of a dim of `length`
+  /// split over mesh `axis`.
+  std::pair<OpFoldResult, OpFoldResult> chunk(OpFoldResult length,
+                                              int64_t axis);
+  /// Offset and size of this process's part of `dim` under `layout`,
+  /// considering only the first `numAxes` axes that shard it.
+  std::pair<OpFoldResult, OpFoldResult>
+  localExtent(RankedTensorType global, LayoutAttr layout, int64_t dim,
+              std::optional<size_t> numAxes = std::nullopt);
+
+  // Tensor helpers.
+  Value zeroOf(Type elementType);
+  Value padAlong(Value value, int64_t dim, OpFoldResult to);
+  Value sliceAlong(Value value, int64_t dim, OpFoldResult offset,
+                   OpFoldResult size);
+  Value castTo(Value value, Type type);
+
+  LogicalResult emitStep(RedistributeOp op);
+  LogicalResult partitionOp(Operation &op);
+  LogicalResult partitionCreation(Operation &op);
+  LogicalResult partitionGather(tensor::GatherOp op, const ShardingSpec &spec);
+  LogicalResult checkStrategy(Operation &op, const ShardingSpec &spec);
+  void fixLinalgIndices(linalg::GenericOp local, Operation &global,
+                        const ShardingSpec &spec);
+
+  func::FuncOp func;
+  MeshOp mesh;
+  OpBuilder builder;
+  IRMapping map;
+  DenseMap<int64_t, Value> coords;
+  Location currentLoc = UnknownLoc::get(func.getContext());
+  Block *entry = nullptr;
+};
+
+Value Partitioner::coord(int64_t axis) {
+  if (Value cached = coords.lookup(axis))
+    return cached;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(entry);
+  Value value =
+      CoordOp::create(builder, func.getLoc(), mesh.getSymName(),
+                      builder.getDenseI64ArrayAttr({axis}));
+  coords[axis] = value;
+  return value;
+}
+
+OpFoldResult Partitioner::add(OpFoldResult a, OpFoldResult b) {
+  std::optional<int64_t> ca = getConstantIntValue(a), cb = getConstantIntValue(b);
+  if (ca && cb)
+    return constant(*ca + *cb);
+  if (cb == 0)
+    return a;
+  if (ca == 0)
+    return b;
+  return arith::AddIOp::create(
+             builder, loc(), getValueOrCreateConstantIndexOp(builder, loc(), a),
+             getValueOrCreateConstantIndexOp(builder, loc(), b))
+      .getResult();
+}
+
+OpFoldResult Partitioner::sub(OpFoldResult a, OpFoldResult b) {
+  std::optional<int64_t> ca = getConstantIntValue(a), cb = getConstantIntValue(b);
+  if (ca && cb)
+    return constant(*ca - *cb);
+  if (cb == 0)
+    return a;
+  return arith::SubIOp::create(
+             builder, loc(), getValueOrCreateConstantIndexOp(builder, loc(), a),
+             getValueOrCreateConstantIndexOp(builder, loc(), b))
+      .getResult();
+}
+
+OpFoldResult Partitioner::mul(OpFoldResult a, int64_t b) {
+  if (std::optional<int64_t> ca = getConstantIntValue(a))
+    return constant(*ca * b);
+  if (b == 1)
+    return a;
+  return arith::MulIOp::create(
+             builder, loc(), getValueOrCreateConstantIndexOp(builder, loc(), a),
+             arith::ConstantIndexOp::create(builder, loc(), b))
+      .getResult();
+}
+
+OpFoldResult Partitioner::min(OpFoldResult a, OpFoldResult b) {
+  std::optional<int64_t> ca = getConstantIntValue(a), cb = getConstantIntValue(b);
+  if (ca && cb)
+    return constant(std::min(*ca, *cb));
+  return arith::MinSIOp::create(
+             builder, loc(), getValueOrCreateConstantIndexOp(builder, loc(), a),
+             getValueOrCreateConstantIndexOp(builder, loc(), b))
+      .getResult();
+}
+
+OpFoldResult Partitioner::ceilDiv(OpFoldResult a, int64_t b) {
+  if (std::optional<int64_t> ca = getConstantIntValue(a))
+    return constant((*ca + b - 1) / b);
+  return arith::CeilDivUIOp::create(
+             builder, loc(), getValueOrCreateConstantIndexOp(builder, loc(), a),
+             arith::ConstantIndexOp::create(builder, loc(), b))
+      .getResult();
+}
+
+std::pair<OpFoldResult, OpFoldResult>
+Partitioner::chunk(OpFoldResult length, int64_t axis) {
+  int64_t n = mesh.getShape()[axis];
+  Value index = coord(axis);
+  std::optional<int64_t> staticLength = getConstantIntValue(length);
+  if (staticLength && *staticLength % n == 0) {
+    int64_t size = *staticLength / n;
+    return {mul(index, size), constant(size)};
+  }
+  OpFoldResult full = ceilDiv(length, n);
+  Value fullValue = getValueOrCreateConstantIndexOp(builder, loc(), full);
+  OpFoldResult begin =
+      min(length, arith::MulIOp::create(builder, loc(), fullValue, index)
+                      .getResult());
+  OpFoldResult end = min(length, add(begin, full));
+  return {begin, sub(end, begin)};
+}
+
+std::pair<OpFoldResult, OpFoldResult>
+Partitioner::localExtent(RankedTensorType global, LayoutAttr layout,
+                         int64_t dim, std::optional<size_t> numAxes) {
+  SmallVector<SmallVector<int64_t>> axes =
+      shardingAxesPerDim(layout, global.getRank());
+  OpFoldResult offset = constant(0);
+  OpFoldResult size = constant(global.getDimSize(dim));
+  size_t count = numAxes.value_or(axes[dim].size());
+  for (int64_t axis : ArrayRef<int64_t>(axes[dim]).take_front(count)) {
+    auto [chunkOffset, chunkSize] = chunk(size, axis);
+    offset = add(offset, chunkOffset);
+    size = chunkSize;
+  }
+  return {offset, size};
+}
+
+Value Partitioner::zeroOf(Type elementType) {
+  return arith::ConstantOp::create(builder, loc(),
+                                   builder.getZeroAttr(elementType));
+}
+
+Value Partitioner::padAlong(Value value, int64_t dim, OpFoldResult to) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc(), value);
+  OpFoldResult high = sub(to, sizes[dim]);
+  if (getConstantIntValue(high) == 0)
+    return value;
+  SmallVector<OpFoldResult> low(type.getRank(), constant(0));
+  SmallVector<OpFoldResult> highs(type.getRank(), constant(0));
+  highs[dim] = high;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = getConstantIntValue(to).value_or(ShapedType::kDynamic);
+  auto padded = RankedTensorType::get(shape, type.getElementType());
+  return tensor::PadOp::create(builder, loc(), padded, value, low, highs,
+                               zeroOf(type.getElementType()));
+}
+
+Value Partitioner::sliceAlong(Value value, int64_t dim, OpFoldResult offset,
+                              OpFoldResult size) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc(), value);
+  if (getConstantIntValue(offset) == 0 && isEqualConstantIntOrValue(size, sizes[dim]))
+    return value;
+  SmallVector<OpFoldResult> offsets(type.getRank(), constant(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), constant(1));
+  offsets[dim] = offset;
+  sizes[dim] = size;
+  return tensor::ExtractSliceOp::create(builder, loc(), value, offsets, sizes,
+                                        strides);
+}
+
+Value Partitioner::castTo(Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return tensor::CastOp::create(builder, loc(), type, value);
+}
+
+LogicalResult Partitioner::emitStep(RedistributeOp op) {
+  Value input = map.lookup(op.getInput());
+  LayoutAttr from = *op.getFrom(), to = op.getTo();
+  RankedTensorType global = op.getInput().getType();
+  RankedTensorType resultType = getLocalType(global, to, mesh);
+  // The one mesh axis with more than one process that changes.
+  std::optional<int64_t> axis;
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(from.getPlacements(), to.getPlacements()))) {
+    auto [src, dst] = pair;
+    if (src == dst || mesh.getShape()[i] == 1)
+      continue;
+    if (axis)
+      return op.emitError("redistribution changes several mesh axes; run "
+                          "--dtensor-plan-redistributions first");
+    axis = i;
+  }
+  if (!axis) {
+    map.map(op.getResult(), castTo(input, resultType));
+    return success();
+  }
+  PlacementAttr src = from.getPlacements()[*axis];
+  PlacementAttr dst = to.getPlacements()[*axis];
+  int64_t n = mesh.getShape()[*axis];
+  std::string why;
+  FailureOr<StepKind> kind = classifyStep(src, dst, n, &why);
+  if (failed(kind))
+    return op.emitError("invalid redistribution: ") << why;
+  SmallVector<int64_t> axes = {*axis};
+  StringRef meshRef = from.getMesh().getValue();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type elementType = inputType.getElementType();
+  // The size of `dim` on this process before this axis splits it: the
+  // extent under the axes that split `dim` before `axis`.
+  auto logicalSize = [&](LayoutAttr layout, int64_t dim) {
+    SmallVector<SmallVector<int64_t>> byDim =
+        shardingAxesPerDim(layout, global.getRank());
+    size_t before = llvm::count_if(byDim[dim],
+                                   [&](int64_t a) { return a < *axis; });
+    return localExtent(global, layout, dim, before).second;
+  };
+  auto withDim = [&](RankedTensorType type, int64_t dim, OpFoldResult size) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = getConstantIntValue(size).value_or(ShapedType::kDynamic);
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+
+  Value result;
+  switch (*kind) {
+  case StepKind::None:
+    result = input;
+    break;
+  case StepKind::AllReduce:
+    result = AllReduceOp::create(builder, loc(), inputType, input, meshRef,
+                                 axes, src.getReduce());
+    break;
+  case StepKind::AllGather: {
+    int64_t dim = src.getDim();
+    OpFoldResult length = logicalSize(to, dim);
+    OpFoldResult padded = ceilDiv(length, n);
+    Value buffer = padAlong(input, dim, padded);
+    auto bufferType = cast<RankedTensorType>(buffer.getType());
+    Value gathered = AllGatherOp::create(
+        builder, loc(), withDim(bufferType, dim, mul(padded, n)), buffer,
+        meshRef, axes, dim);
+    result = sliceAlong(gathered, dim, constant(0), length);
+    break;
+  }
+  case StepKind::ReduceScatter: {
+    int64_t dim = dst.getDim();
+    OpFoldResult length = logicalSize(from, dim);
+    OpFoldResult padded = ceilDiv(length, n);
+    Value buffer = padAlong(input, dim, mul(padded, n));
+    auto bufferType = cast<RankedTensorType>(buffer.getType());
+    Value scattered = ReduceScatterOp::create(
+        builder, loc(), withDim(bufferType, dim, padded), buffer, meshRef,
+        axes, dim, src.getReduce());
+    result = sliceAlong(scattered, dim, constant(0), chunk(length, *axis).second);
+    break;
+  }
+  case StepKind::AllToAll: {
+    int64_t gatherDim = src.getDim(), splitDim = dst.getDim();
+    OpFoldResult gatherLength = logicalSize(to, gatherDim);
+    OpFoldResult splitLength = logicalSize(from, splitDim);
+    OpFoldResult gatherPadded = ceilDiv(gatherLength, n);
+    OpFoldResult splitPadded = ceilDiv(splitLength, n);
+    Value buffer = padAlong(input, gatherDim, gatherPadded);
+    buffer = padAlong(buffer, splitDim, mul(splitPadded, n));
+    auto bufferType = cast<RankedTensorType>(buffer.getType());
+    RankedTensorType exchanged =
+        withDim(withDim(bufferType, gatherDim, mul(gatherPadded, n)), splitDim,
+                splitPadded);
+    Value swapped = AllToAllOp::create(builder, loc(), exchanged, buffer,
+                                       meshRef, axes, splitDim, gatherDim);
+    swapped = sliceAlong(swapped, gatherDim, constant(0), gatherLength);
+    result = sliceAlong(swapped, splitDim, constant(0),
+                        chunk(splitLength, *axis).second);
+    break;
+  }
+  case StepKind::LocalChunk: {
+    int64_t dim = dst.getDim();
+    auto [offset, size] = chunk(logicalSize(to, dim), *axis);
+    result = sliceAlong(input, dim, offset, size);
+    break;
+  }
+  case StepKind::LocalPartition: {
+    if (dst.getReduce() != ReduceKind::Sum) {
+      result = input; // avg, min, max: every process keeps the value.
+      break;
+    }
+    if (!isa<FloatType>(elementType))
+      return op.emitError("R -> P(sum) of an integer tensor would divide "
+                          "inexactly");
+    // Each process holds value / n, so the sum is the value.
+    Value divisor = arith::ConstantOp::create(
+        builder, loc(), builder.getFloatAttr(elementType, n));
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(builder, loc(), input);
+    Value init = tensor::EmptyOp::create(builder, loc(), sizes, elementType);
+    int64_t rank = inputType.getRank();
+    SmallVector<AffineMap> maps(2, builder.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    result = linalg::GenericOp::create(
+                 builder, loc(), inputType, input, init, maps, iterators,
+                 [&](OpBuilder &b, Location l, ValueRange args) {
+                   Value q = arith::DivFOp::create(b, l, args[0], divisor);
+                   linalg::YieldOp::create(b, l, q);
+                 })
+                 .getResult(0);
+    break;
+  }
+  }
+  map.map(op.getResult(), castTo(result, resultType));
+  return success();
+}
+
+LogicalResult Partitioner::checkStrategy(Operation &op,
+                                         const ShardingSpec &spec) {
+  SmallVector<LayoutAttr> operands, results;
+  for (auto [i, operand] : llvm::enumerate(op.getOperands()))
+    operands.push_back(spec.operandIsTensor[i] ? layoutOf(operand)
+                                               : LayoutAttr());
+  for (Value result : op.getResults())
+    results.push_back(layoutOf(result));
+  for (const ShardingStrategy &strategy : enumerateStrategies(spec, mesh))
+    if (strategy.operands == operands && strategy.results == results)
+      return success();
+  auto diag = op.emitError("the layouts of this op are not one of its "
+                           "sharding strategies (operands: ");
+  llvm::interleaveComma(operands, diag, [&](LayoutAttr l) {
+    if (l)
+      diag << l;
+    else
+      diag << "-";
+  });
+  diag << "; results: ";
+  llvm::interleaveComma(results, diag, [&](LayoutAttr l) { diag << l; });
+  return diag << ")";
+}
+
+LogicalResult Partitioner::partitionCreation(Operation &op) {
+  Value global = op.getResult(0);
+  RankedTensorType local = localType(global);
+  auto globalType = cast<RankedTensorType>(global.getType());
+  LayoutAttr layout = layoutOf(global);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t dim = 0; dim < local.getRank(); ++dim)
+    sizes.push_back(localExtent(globalType, layout, dim).second);
+  if (isa<tensor::EmptyOp>(op)) {
+    Value empty = tensor::EmptyOp::create(builder, loc(), sizes,
+                                          local.getElementType());
+    map.map(global, castTo(empty, local));
+    return success();
+  }
+  auto constant = cast<arith::ConstantOp>(op);
+  auto dense = cast<DenseElementsAttr>(constant.getValue());
+  if (local.hasStaticShape()) {
+    map.map(global, arith::ConstantOp::create(builder, loc(),
+                                              dense.resizeSplat(local)));
+    return success();
+  }
+  Value scalar = arith::ConstantOp::create(
+      builder, loc(), cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+  Value empty =
+      tensor::EmptyOp::create(builder, loc(), sizes, local.getElementType());
+  Value filled =
+      linalg::FillOp::create(builder, loc(), scalar, empty).getResult(0);
+  map.map(global, castTo(filled, local));
+  return success();
+}
+
+void Partitioner::fixLinalgIndices(linalg::GenericOp local, Operation &global,
+                                   const ShardingSpec &spec) {
+  SmallVector<linalg::IndexOp> indices;
+  local.getRegion().walk([&](linalg::IndexOp index) {
+    indices.push_back(index);
+  });
+  if (indices.empty())
+    return;
+  // The global offset of each loop: from any tensor whose dim it indexes.
+  DenseMap<int64_t, OpFoldResult> offsets;
+  auto note = [&](Value value, ArrayRef<int64_t> dims) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return;
+    for (auto [dim, loop] : llvm::enumerate(dims))
+      if (loop >= 0 && !offsets.count(loop))
+        offsets[loop] = localExtent(type, layoutOf(value), dim).first;
+  };
+  for (auto [i, operand] : llvm::enumerate(global.getOperands()))
+    note(operand, spec.operandDims[i]);
+  for (linalg::IndexOp index : indices) {
+    OpFoldResult offset = offsets.lookup(index.getDim());
+    if (!offset || getConstantIntValue(offset) == 0)
+      continue;
+    Value offsetValue = getValueOrCreateConstantIndexOp(builder, loc(), offset);
+    OpBuilder inner(index->getContext());
+    inner.setInsertionPointAfter(index);
+    auto shifted = arith::AddIOp::create(inner, index.getLoc(),
+                                         index.getResult(), offsetValue);
+    index.getResult().replaceAllUsesExcept(shifted, shifted);
+  }
+}
+
+LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
+                                           const ShardingSpec &spec) {
+  Value table = map.lookup(op.getSource());
+  Value ids = map.lookup(op.getIndices());
+  RankedTensorType globalTable = op.getSourceType();
+  LayoutAttr tableLayout = layoutOf(op.getSource());
+  RankedTensorType resultType = localType(op.getResult());
+  auto [rowOffset, rowCount] = localExtent(globalTable, tableLayout, 0);
+  if (getConstantIntValue(rowOffset) == 0 &&
+      isEqualConstantIntOrValue(rowCount,
+                                builder.getIndexAttr(globalTable.getDimSize(0)))) {
+    map.map(op.getResult(),
+            tensor::GatherOp::create(builder, loc(), resultType, table, ids,
+                                     op.getGatherDims(), op.getUnique()));
+    return success();
+  }
+  // Row-sharded table: look up local rows, zero the rows of ids this
+  // process does not own; the sum over processes is the full lookup.
+  auto idsType = cast<RankedTensorType>(ids.getType());
+  Type idType = idsType.getElementType();
+  Value offset = getValueOrCreateConstantIndexOp(builder, loc(), rowOffset);
+  Value count = getValueOrCreateConstantIndexOp(builder, loc(), rowCount);
+  auto toIdType = [&](OpBuilder &b, Location l, Value index) -> Value {
+    if (idType.isIndex())
+      return index;
+    return arith::IndexCastOp::create(b, l, idType, index);
+  };
+  int64_t idRank = idsType.getRank();
+  SmallVector<AffineMap> idMaps(2, builder.getMultiDimIdentityMap(idRank));
+  SmallVector<utils::IteratorType> idIterators(idRank,
+                                               utils::IteratorType::parallel);
+  Value idsInit = tensor::EmptyOp::create(
+      builder, loc(), tensor::getMixedSizes(builder, loc(), ids), idType);
+  Value localIds =
+      linalg::GenericOp::create(
+          builder, loc(), idsType, ids, idsInit, idMaps, idIterators,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value off = toIdType(b, l, offset);
+            Value cnt = toIdType(b, l, count);
+            Value shifted = arith::SubIOp::create(b, l, args[0], off);
+            Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
+            Value inRange = arith::AndIOp::create(
+                b, l,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                      shifted, zero),
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, shifted,
+                                      cnt));
+            linalg::YieldOp::create(
+                b, l, arith::SelectOp::create(b, l, inRange, shifted, zero)
+                          .getResult());
+          })
+          .getResult(0);
+  Value rows = tensor::GatherOp::create(builder, loc(), resultType, table,
+                                        localIds, op.getGatherDims(),
+                                        op.getUnique());
+  // Mask: result[b..., j] = in range(ids[b..., 0]) ? rows[b..., j] : 0.
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineExpr> idExprs;
+  for (int64_t d = 0; d < idRank - 1; ++d)
+    idExprs.push_back(builder.getAffineDimExpr(d));
+  idExprs.push_back(builder.getAffineConstantExpr(0));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, idExprs, builder.getContext()),
+      builder.getMultiDimIdentityMap(rank),
+      builder.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value init = tensor::EmptyOp::create(
+      builder, loc(), tensor::getMixedSizes(builder, loc(), rows),
+      resultType.getElementType());
+  Value masked =
+      linalg::GenericOp::create(
+          builder, loc(), resultType, ValueRange{ids, rows}, init, maps,
+          iterators,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value off = toIdType(b, l, offset);
+            Value cnt = toIdType(b, l, count);
+            Value shifted = arith::SubIOp::create(b, l, args[0], off);
+            Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
+            Value inRange = arith::AndIOp::create(
+                b, l,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                      shifted, zero),
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, shifted,
+                                      cnt));
+            Value fzero = arith::ConstantOp::create(
+                b, l, b.getZeroAttr(resultType.getElementType()));
+            linalg::YieldOp::create(
+                b, l,
+                arith::SelectOp::create(b, l, inRange, args[1], fzero)
+                    .getResult());
+          })
+          .getResult(0);
+  (void)spec;
+  map.map(op.getResult(), masked);
+  return success();
+}
+
+LogicalResult Partitioner::partitionOp(Operation &op) {
+  currentLoc = op.getLoc();
+  if (auto redistribute = dyn_cast<RedistributeOp>(op))
+    return emitStep(redistribute);
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    SmallVector<Value> values;
+    for (Value operand : ret.getOperands())
+      values.push_back(map.lookup(operand));
+    func::ReturnOp::create(builder, loc(), values);
+    return success();
+  }
+  if (isa<AnnotateOp>(op))
+    return op.emitError("annotation left in a function being partitioned; run "
+                        "--dtensor-propagate-layouts first");
+  bool touchesTensors =
+      llvm::any_of(op.getOperandTypes(), llvm::IsaPred<RankedTensorType>) ||
+      llvm::any_of(op.getResultTypes(), llvm::IsaPred<RankedTensorType>);
+  if (!touchesTensors) {
+    builder.clone(op, map);
+    return success();
+  }
+  std::string why;
+  FailureOr<ShardingSpec> spec = getShardingSpec(&op, &why);
+  if (failed(spec))
+    return op.emitError("cannot partition this op: ") << why;
+  for (Value result : op.getResults())
+    if (!getLayoutOf(result))
+      return op.emitError("result without a layout; run "
+                          "--dtensor-propagate-layouts first");
+  if (spec->isCreation) {
+    LayoutAttr layout = layoutOf(op.getResult(0));
+    if (!creationAllowsLayout(&op, layout))
+      return op.emitError("a created value cannot start as ") << layout;
+    if (isa<tensor::EmptyOp, arith::ConstantOp>(op))
+      return partitionCreation(op);
+    // A fill of a constant: its init carries the same layout.
+    if (layoutOf(cast<linalg::FillOp>(op).getOutputs()[0]) != layout)
+      return op.emitError("fill and its init have different layouts");
+  } else if (failed(checkStrategy(op, *spec))) {
+    return failure();
+  }
+  if (auto gather = dyn_cast<tensor::GatherOp>(op))
+    return partitionGather(gather, *spec);
+
+  // Reshapes are exact only where the carrying dim splits evenly.
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
+    for (Value value : {op.getOperand(0), Value(op.getResult(0))}) {
+      RankedTensorType local = localType(value);
+      if (!local.hasStaticShape())
+        return op.emitError("reshape of an unevenly sharded tensor ")
+               << local << " is not supported";
+    }
+    auto source = cast<RankedTensorType>(op.getOperand(0).getType());
+    LayoutAttr layout = layoutOf(op.getOperand(0));
+    // Each sharded dim must split into equal chunks of whole groups.
+    for (auto [dim, splits] : llvm::enumerate(
+             splitsPerDim(layout, mesh, source.getRank()))) {
+      int64_t total = 1;
+      for (int64_t n : splits)
+        total *= n;
+      auto expanded = cast<RankedTensorType>(
+          isa<tensor::ExpandShapeOp>(op) ? op.getResult(0).getType()
+                                         : op.getOperand(0).getType());
+      (void)expanded;
+      if (source.getDimSize(dim) % total != 0)
+        return op.emitError("reshape needs dimension ")
+               << dim << " of " << source.getDimSize(dim)
+               << " elements to split evenly over " << total << " processes";
+    }
+  }
+
+  if (isa<tensor::ExtractSliceOp>(op)) {
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    RankedTensorType source = slice.getSourceType();
+    LayoutAttr layout = layoutOf(slice.getSource());
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+    SmallVector<OpFoldResult> strides = slice.getMixedStrides();
+    for (int64_t dim = 0; dim < source.getRank(); ++dim)
+      if (!shardingAxesPerDim(layout, source.getRank())[dim].empty())
+        sizes[dim] = localExtent(source, layout, dim).second;
+    Value local = tensor::ExtractSliceOp::create(
+        builder, loc(), localType(slice.getResult()),
+        map.lookup(slice.getSource()), offsets, sizes, strides);
+    map.map(slice.getResult(), local);
+    return success();
+  }
+
+  Operation *local = builder.clone(op, map);
+  local->removeAttr(kLayoutsAttrName);
+  for (auto [global, result] : llvm::zip(op.getResults(), local->getResults()))
+    result.setType(localType(global));
+  if (auto generic = dyn_cast<linalg::GenericOp>(local))
+    fixLinalgIndices(generic, op, *spec);
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = func.getBody().front();
+  MLIRContext *ctx = func.getContext();
+  // New entry block with local argument types.
+  auto *newEntry = new Block();
+  entry = newEntry;
+  for (BlockArgument arg : body.getArguments()) {
+    Type type = arg.getType();
+    if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+      type = localType(arg);
+      func.setArgAttr(arg.getArgNumber(), kGlobalTypeAttrName,
+                      TypeAttr::get(tensor));
+      if (!getLayoutOf(arg))
+        func.setArgAttr(arg.getArgNumber(), kLayoutAttrName,
+                        getReplicatedLayout(mesh));
+    }
+    map.map(arg, newEntry->addArgument(type, arg.getLoc()));
+  }
+  builder.setInsertionPointToEnd(newEntry);
+  for (Operation &op : body) {
+    if (failed(partitionOp(op))) {
+      delete newEntry;
+      return failure();
+    }
+  }
+  // Result types and attributes from the returned values.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Type> resultTypes;
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    resultTypes.push_back(map.lookup(operand).getType());
+    if (auto tensor = dyn_cast<RankedTensorType>(operand.getType())) {
+      func.setResultAttr(i, kGlobalTypeAttrName, TypeAttr::get(tensor));
+      func.setResultAttr(i, kLayoutAttrName, layoutOf(operand));
+    }
+  }
+  body.dropAllDefinedValueUses();
+  body.dropAllUses();
+  func.getBody().getBlocks().clear();
+  func.getBody().push_back(newEntry);
+  func.setFunctionType(FunctionType::get(
+      ctx, newEntry->getArgumentTypes(), resultTypes));
+  func->setAttr("dtensor.mesh", FlatSymbolRefAttr::get(mesh.getSymNameAttr()));
+  return success();
+}
+
+struct PartitionPass : dtensor::impl::PartitionPassBase<PartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SymbolTableCollection symbols;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal() || func->hasAttr("dtensor.mesh"))
+        continue;
+      // The mesh: from the argument and result layouts.
+      FlatSymbolRefAttr meshName;
+      auto note = [&](Attribute attr) {
+        if (auto layout = dyn_cast_or_null<LayoutAttr>(attr))
+          meshName = meshName ? meshName : layout.getMesh();
+      };
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        note(func.getArgAttr(i, kLayoutAttrName));
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        note(func.getResultAttr(i, kLayoutAttrName));
+      if (!meshName)
+        continue;
+      if (!func.getBody().hasOneBlock()) {
+        func.emitError("only single-block functions can be partitioned");
+        return signalPassFailure();
+      }
+      auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(func, meshName);
+      if (!mesh) {
+        func.emitError() << meshName << " does not name a dtensor.mesh";
+        return signalPassFailure();
+      }
+      if (failed(Partitioner(func, mesh).run()))
+        return signalPassFailure();
+      // Fold the index arithmetic and drop what the rewrite left unused.
+      (void)applyPatternsGreedily(func.getOperation(),
+                                  FrozenRewritePatternSet());
+    }
+  }
+};
+
+} // namespace

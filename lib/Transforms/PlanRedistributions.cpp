@@ -1,0 +1,70 @@
+//===- PlanRedistributions.cpp - split redistributions into steps ---------===//
+
+#include "dtensor/Transforms/Passes.h"
+
+#include "dtensor/Analysis/CostModel.h"
+#include "dtensor/Sharding/Redistribute.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_PLANREDISTRIBUTIONSPASS
+#include "dtensor/Transforms/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+struct PlanRedistributionsPass
+    : dtensor::impl::PlanRedistributionsPassBase<PlanRedistributionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<HardwareModel> hw = HardwareModel::byName(hardware);
+    if (!hw) {
+      getOperation().emitError("unknown hardware preset '")
+          << hardware << "'; expected h100, h200 or cpu";
+      return signalPassFailure();
+    }
+    SymbolTableCollection symbols;
+    SmallVector<RedistributeOp> ops;
+    getOperation().walk([&](RedistributeOp op) { ops.push_back(op); });
+    for (RedistributeOp op : ops) {
+      std::optional<LayoutAttr> from = op.getFrom();
+      if (!from) {
+        op.emitError("redistribution without a source layout; run "
+                     "--dtensor-propagate-layouts first");
+        return signalPassFailure();
+      }
+      auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(op, from->getMesh());
+      if (!mesh) {
+        op.emitError() << from->getMesh() << " does not name a dtensor.mesh";
+        return signalPassFailure();
+      }
+      std::string why;
+      FailureOr<RedistributePlan> plan = planRedistribution(
+          mesh, op.getInput().getType(), *from, op.getTo(), *hw, &why);
+      if (failed(plan)) {
+        op.emitError("cannot plan the redistribution: ") << why;
+        return signalPassFailure();
+      }
+      if (plan->steps.size() == 1)
+        continue;
+      if (plan->steps.empty()) {
+        // Only one-process axes change: nothing moves.
+        op.getResult().replaceAllUsesWith(op.getInput());
+        op.erase();
+        continue;
+      }
+      OpBuilder builder(op);
+      Value value = op.getInput();
+      for (const RedistributeStep &step : plan->steps)
+        value = RedistributeOp::create(builder, op.getLoc(), value.getType(),
+                                       value, step.from, step.to);
+      op.getResult().replaceAllUsesWith(value);
+      op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,375 @@
+//===- PropagateLayouts.cpp - assign a layout to every tensor value -------===//
+//
+// Program-order propagation, as DTensor does it op by op: each op takes the
+// sharding strategy whose input redistributions cost least given the layouts
+// its operands already have. Values that ops create from scalars (empty,
+// splat constants, fills) take the layout their first consumer asks for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Transforms/Passes.h"
+
+#include "dtensor/Analysis/CostModel.h"
+#include "dtensor/Sharding/Layout.h"
+#include "dtensor/Sharding/Redistribute.h"
+#include "dtensor/Sharding/ShardingRules.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_PROPAGATELAYOUTSPASS
+#include "dtensor/Transforms/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+class Propagator {
+public:
+  Propagator(func::FuncOp func, MeshOp mesh, const HardwareModel &hw)
+      : func(func), mesh(mesh), hw(hw) {}
+
+  LogicalResult run();
+
+private:
+  LayoutAttr replicated() { return getReplicatedLayout(mesh); }
+
+  /// Gives a pending created value (and the init it fills) `layout`.
+  void assign(Value value, LayoutAttr layout);
+  /// Cost of making `value` available as `layout` (inf if impossible).
+  double transitionCost(Value value, LayoutAttr layout);
+  /// `value` as `layout`, inserting (or reusing) a redistribute before
+  /// `before`.
+  FailureOr<Value> materialize(Value value, LayoutAttr layout,
+                               Operation *before);
+  LogicalResult visitAnnotate(AnnotateOp op);
+  LogicalResult visitRedistribute(RedistributeOp op);
+  LogicalResult visitReturn(func::ReturnOp op);
+  LogicalResult visitOp(Operation *op);
+  void foldRedistributeChains();
+  void writeLayouts();
+
+  func::FuncOp func;
+  MeshOp mesh;
+  const HardwareModel &hw;
+  DenseMap<Value, LayoutAttr> layouts;
+  llvm::SetVector<Value> pending;
+  DenseMap<std::pair<Value, LayoutAttr>, Value> redistributed;
+  DenseMap<std::tuple<LayoutAttr, LayoutAttr, Type>, double> costs;
+};
+
+void Propagator::assign(Value value, LayoutAttr layout) {
+  if (!pending.remove(value))
+    return;
+  layouts[value] = layout;
+  if (auto fill = value.getDefiningOp<linalg::FillOp>())
+    assign(fill.getOutputs()[0], layout);
+}
+
+double Propagator::transitionCost(Value value, LayoutAttr layout) {
+  auto type = cast<RankedTensorType>(value.getType());
+  LayoutAttr current;
+  if (pending.contains(value)) {
+    if (creationAllowsLayout(value.getDefiningOp(), layout))
+      return 0;
+    current = replicated();
+  } else {
+    current = layouts.lookup(value);
+  }
+  if (current == layout)
+    return 0;
+  auto key = std::make_tuple(current, layout, Type(type));
+  auto it = costs.find(key);
+  if (it != costs.end())
+    return it->second;
+  FailureOr<RedistributePlan> plan =
+      planRedistribution(mesh, type, current, layout, hw, nullptr);
+  double cost =
+      succeeded(plan) ? plan->costUs : std::numeric_limits<double>::infinity();
+  costs[key] = cost;
+  return cost;
+}
+
+FailureOr<Value> Propagator::materialize(Value value, LayoutAttr layout,
+                                         Operation *before) {
+  if (pending.contains(value)) {
+    if (creationAllowsLayout(value.getDefiningOp(), layout)) {
+      assign(value, layout);
+      return value;
+    }
+    assign(value, replicated());
+  }
+  LayoutAttr current = layouts.lookup(value);
+  if (current == layout)
+    return value;
+  auto key = std::make_pair(value, layout);
+  if (Value cached = redistributed.lookup(key))
+    return cached;
+  std::string why;
+  auto type = cast<RankedTensorType>(value.getType());
+  if (failed(planRedistribution(mesh, type, current, layout, hw, &why)))
+    return before->emitError("cannot redistribute operand from ")
+           << current << " to " << layout << ": " << why;
+  OpBuilder builder(before);
+  auto redistribute = RedistributeOp::create(builder, before->getLoc(), type,
+                                             value, current, layout);
+  layouts[redistribute.getResult()] = layout;
+  redistributed[key] = redistribute.getResult();
+  return redistribute.getResult();
+}
+
+LogicalResult Propagator::visitAnnotate(AnnotateOp op) {
+  FailureOr<Value> value = materialize(op.getInput(), op.getLayout(), op);
+  if (failed(value))
+    return failure();
+  op.getResult().replaceAllUsesWith(*value);
+  op.erase();
+  return success();
+}
+
+LogicalResult Propagator::visitRedistribute(RedistributeOp op) {
+  Value input = op.getInput();
+  if (pending.contains(input))
+    assign(input, replicated());
+  LayoutAttr current = layouts.lookup(input);
+  if (std::optional<LayoutAttr> from = op.getFrom(); from && *from != current)
+    return op.emitError("'from' layout ")
+           << *from << " contradicts the propagated layout " << current
+           << " of the operand";
+  op.setFromAttr(current);
+  layouts[op.getResult()] = op.getTo();
+  return success();
+}
+
+LogicalResult Propagator::visitReturn(func::ReturnOp op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    unsigned index = operand.getOperandNumber();
+    auto requested =
+        func.getResultAttrOfType<LayoutAttr>(index, kLayoutAttrName);
+    if (!requested) {
+      if (pending.contains(operand.get()))
+        assign(operand.get(), replicated());
+      func.setResultAttr(index, kLayoutAttrName,
+                         layouts.lookup(operand.get()));
+      continue;
+    }
+    FailureOr<Value> value = materialize(operand.get(), requested, op);
+    if (failed(value))
+      return failure();
+    operand.set(*value);
+  }
+  return success();
+}
+
+LogicalResult Propagator::visitOp(Operation *op) {
+  bool touchesTensors =
+      llvm::any_of(op->getOperandTypes(), llvm::IsaPred<RankedTensorType>) ||
+      llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>);
+  if (!touchesTensors)
+    return success();
+  if (llvm::any_of(op->getOperandTypes(), llvm::IsaPred<UnrankedTensorType>))
+    return op->emitError("unranked tensors cannot be sharded");
+  std::string why;
+  FailureOr<ShardingSpec> spec = getShardingSpec(op, &why);
+  if (failed(spec))
+    return op->emitError("cannot propagate layouts through this op: ") << why;
+  if (spec->isCreation) {
+    for (Value result : op->getResults())
+      pending.insert(result);
+    // A fill's init takes the fill's layout once that is known.
+    if (auto fill = dyn_cast<linalg::FillOp>(op))
+      if (pending.contains(fill.getOutputs()[0]) &&
+          fill.getOutputs()[0].hasOneUse())
+        return success();
+    return success();
+  }
+
+  SmallVector<ShardingStrategy> strategies = enumerateStrategies(*spec, mesh);
+  const ShardingStrategy *best = nullptr;
+  double bestCost = std::numeric_limits<double>::infinity();
+  for (const ShardingStrategy &strategy : strategies) {
+    double cost = 0;
+    for (auto [operand, layout] :
+         llvm::zip_equal(op->getOperands(), strategy.operands))
+      if (layout)
+        cost += transitionCost(operand, layout);
+    // Ties go to the strategy that splits the work most.
+    bool better = cost < bestCost - 1e-9 ||
+                  (best && cost <= bestCost + 1e-9 &&
+                   strategy.splitFactor > best->splitFactor);
+    if (better) {
+      best = &strategy;
+      bestCost = std::min(cost, bestCost);
+    }
+  }
+  if (!best)
+    return op->emitError("no sharding strategy can serve the operand layouts");
+
+  for (auto [operand, layout] :
+       llvm::zip_equal(op->getOpOperands(), best->operands)) {
+    if (!layout)
+      continue;
+    FailureOr<Value> value = materialize(operand.get(), layout, op);
+    if (failed(value))
+      return failure();
+    operand.set(*value);
+  }
+  for (auto [result, layout] : llvm::zip_equal(op->getResults(), best->results))
+    layouts[result] = layout;
+  return success();
+}
+
+void Propagator::foldRedistributeChains() {
+  SmallVector<RedistributeOp> ops;
+  func.walk([&](RedistributeOp op) { ops.push_back(op); });
+  for (RedistributeOp op : ops) {
+    auto inner = op.getInput().getDefiningOp<RedistributeOp>();
+    if (!inner || !inner->hasOneUse())
+      continue;
+    // from -> mid -> to becomes from -> to where that has a plan.
+    LayoutAttr from = *inner.getFrom();
+    if (failed(planRedistribution(mesh, op.getInput().getType(), from,
+                                  op.getTo(), hw, nullptr)))
+      continue;
+    op.getInputMutable().assign(inner.getInput());
+    op.setFromAttr(from);
+    inner.erase();
+    if (from == op.getTo()) {
+      op.getResult().replaceAllUsesWith(op.getInput());
+      op.erase();
+    }
+  }
+}
+
+void Propagator::writeLayouts() {
+  for (Value value : pending)
+    layouts[value] = replicated();
+  pending.clear();
+  for (Operation &op : func.getBody().front()) {
+    if (isa<RedistributeOp, func::ReturnOp>(op) || op.getNumResults() == 0)
+      continue;
+    if (!llvm::any_of(op.getResultTypes(), llvm::IsaPred<RankedTensorType>))
+      continue;
+    SmallVector<LayoutAttr> resultLayouts;
+    for (Value result : op.getResults())
+      resultLayouts.push_back(layouts.lookup(result));
+    setResultLayouts(&op, resultLayouts);
+  }
+}
+
+LogicalResult Propagator::run() {
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      continue;
+    auto layout = func.getArgAttrOfType<LayoutAttr>(arg.getArgNumber(),
+                                                    kLayoutAttrName);
+    if (!layout) {
+      // An argument only ever annotated one way takes that layout.
+      std::optional<LayoutAttr> common;
+      for (Operation *user : arg.getUsers()) {
+        auto annotate = dyn_cast<AnnotateOp>(user);
+        LayoutAttr wanted = annotate ? annotate.getLayout() : LayoutAttr();
+        if (!common)
+          common = wanted;
+        else if (*common != wanted)
+          common = LayoutAttr();
+      }
+      layout = common && *common ? *common : replicated();
+      func.setArgAttr(arg.getArgNumber(), kLayoutAttrName, layout);
+    }
+    layouts[arg] = layout;
+  }
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    LogicalResult result = success();
+    if (auto annotate = dyn_cast<AnnotateOp>(op))
+      result = visitAnnotate(annotate);
+    else if (auto redistribute = dyn_cast<RedistributeOp>(op))
+      result = visitRedistribute(redistribute);
+    else if (auto ret = dyn_cast<func::ReturnOp>(op))
+      result = visitReturn(ret);
+    else if (isa<FromLocalOp, ToLocalOp>(op))
+      result = op.emitError(
+          "from_local/to_local in a global-view function being propagated "
+          "are not supported");
+    else
+      result = visitOp(&op);
+    if (failed(result))
+      return failure();
+  }
+  foldRedistributeChains();
+  writeLayouts();
+  return success();
+}
+
+/// The mesh a function is distributed over: the one its layouts name.
+static FailureOr<MeshOp> findMesh(func::FuncOp func,
+                                  SymbolTableCollection &symbols,
+                                  bool &distributed) {
+  SmallVector<LayoutAttr> seen;
+  auto note = [&](Attribute attr) {
+    if (auto layout = dyn_cast_or_null<LayoutAttr>(attr))
+      seen.push_back(layout);
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    note(func.getArgAttr(i, kLayoutAttrName));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    note(func.getResultAttr(i, kLayoutAttrName));
+  func.walk([&](Operation *op) {
+    if (auto annotate = dyn_cast<AnnotateOp>(op))
+      note(annotate.getLayout());
+    if (auto redistribute = dyn_cast<RedistributeOp>(op))
+      note(redistribute.getTo());
+  });
+  distributed = !seen.empty();
+  if (!distributed)
+    return failure();
+  FlatSymbolRefAttr name = seen.front().getMesh();
+  for (LayoutAttr layout : seen)
+    if (layout.getMesh() != name)
+      return func.emitError("layouts on several meshes (")
+             << name << ", " << layout.getMesh()
+             << ") in one function are not supported";
+  auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(func, name);
+  if (!mesh)
+    return func.emitError() << name << " does not name a dtensor.mesh";
+  return mesh;
+}
+
+struct PropagateLayoutsPass
+    : dtensor::impl::PropagateLayoutsPassBase<PropagateLayoutsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<HardwareModel> hw = HardwareModel::byName(hardware);
+    if (!hw) {
+      getOperation().emitError("unknown hardware preset '")
+          << hardware << "'; expected h100, h200 or cpu";
+      return signalPassFailure();
+    }
+    SymbolTableCollection symbols;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      bool distributed = false;
+      FailureOr<MeshOp> mesh = findMesh(func, symbols, distributed);
+      if (!distributed)
+        continue;
+      if (failed(mesh))
+        return signalPassFailure();
+      if (!func.getBody().hasOneBlock()) {
+        func.emitError("only single-block functions can be propagated");
+        return signalPassFailure();
+      }
+      if (failed(Propagator(func, *mesh, *hw).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
