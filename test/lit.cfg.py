@@ -18,8 +18,14 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%dtensor_src_root", config.dtensor_src_root))
 config.substitutions.append(("%dtensor_obj_root", config.dtensor_obj_root))
+config.substitutions.append(("%dtensor_tools_dir", config.dtensor_tools_dir))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# mpirun (test/Runtime) reads its settings from the environment.
+llvm_config.with_system_environment(
+    ["TMPDIR", "USER"] + [k for k in os.environ
+                          if k.startswith(("OMPI_", "PMIX_", "PRTE_",
+                                           "OPAL_"))])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.dtensor_tools_dir, config.llvm_tools_dir]

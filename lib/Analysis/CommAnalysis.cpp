@@ -111,9 +111,8 @@ static FailureOr<Buffers> getBuffers(Operation *op) {
   return TypeSwitch<Operation *, FailureOr<Buffers>>(op)
       .Case<AllReduceOp, AllReduceCoalescedOp>(
           [&](Operation *) { return operands(CollectiveKind::AllReduce); })
-      .Case<ReduceScatterOp, ReduceScatterCoalescedOp>([&](Operation *) {
-        return operands(CollectiveKind::ReduceScatter);
-      })
+      .Case<ReduceScatterOp, ReduceScatterCoalescedOp>(
+          [&](Operation *) { return operands(CollectiveKind::ReduceScatter); })
       .Case<AllGatherOp, AllGatherCoalescedOp>([&](Operation *) {
         return Buffers{CollectiveKind::AllGather,
                        llvm::to_vector(op->getOperandTypes()),
@@ -133,8 +132,7 @@ static FailureOr<Buffers> getBuffers(Operation *op) {
         if (!product)
           return fused.emitError("comm report: cannot form the matmul "
                                  "product of ")
-                 << fused.getA().getType() << " and "
-                 << fused.getB().getType();
+                 << fused.getA().getType() << " and " << fused.getB().getType();
         return Buffers{CollectiveKind::ReduceScatter, {product}, {product}};
       })
       .Default([&](Operation *) -> FailureOr<Buffers> {
@@ -203,9 +201,8 @@ mlir::dtensor::computeFunctionCommReport(FunctionOpInterface func,
       failedAny = true;
       return;
     }
-    double time = collectiveTimeUs(hw, traffic->modelKind,
-                                   traffic->fullBufferBytes,
-                                   traffic->groupSize);
+    double time = collectiveTimeUs(
+        hw, traffic->modelKind, traffic->fullBufferBytes, traffic->groupSize);
     report.collectives[traffic->kind].add(*traffic, time);
     report.total.add(*traffic, time);
   });

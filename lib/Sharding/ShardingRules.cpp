@@ -327,7 +327,8 @@ FailureOr<ShardingSpec> mlir::dtensor::getShardingSpec(Operation *op,
           getConstantIntValue(slice.getMixedStrides()[dim]);
       bool whole = offset == 0 && stride == 1 && size &&
                    *size == source.getDimSize(dim);
-      if (!whole)
+      // A dropped dim has no result dim to carry its shard.
+      if (!whole || dropped.test(dim))
         spec.loops[dim].kind = ShardingLoop::Kind::Opaque;
       if (!dropped.test(dim))
         resultDims.push_back(dim);

@@ -103,13 +103,13 @@ struct CommReportPass : dtensor::impl::CommReportPassBase<CommReportPass> {
     markAllAnalysesPreserved();
     ModuleOp module = getOperation();
     if (format != "table" && format != "json") {
-      module.emitError("comm report: unknown format '")
+      emitError(module.getLoc(), "comm report: unknown format '")
           << format << "' (expected table or json)";
       return signalPassFailure();
     }
     std::optional<HardwareModel> hw = HardwareModel::byName(hardware);
     if (!hw) {
-      module.emitError("comm report: unknown hardware preset '")
+      emitError(module.getLoc(), "comm report: unknown hardware preset '")
           << hardware << "' (expected h100, h200 or cpu)";
       return signalPassFailure();
     }
@@ -123,7 +123,7 @@ struct CommReportPass : dtensor::impl::CommReportPassBase<CommReportPass> {
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(output, &errorMessage);
     if (!file) {
-      module.emitError("comm report: ") << errorMessage;
+      emitError(module.getLoc(), "comm report: ") << errorMessage;
       return signalPassFailure();
     }
     if (format == "json")

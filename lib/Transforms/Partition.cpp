@@ -79,7 +79,7 @@ private:
   LogicalResult partitionCreation(Operation &op);
   LogicalResult partitionGather(tensor::GatherOp op, const ShardingSpec &spec);
   LogicalResult checkStrategy(Operation &op, const ShardingSpec &spec);
-  void fixLinalgIndices(linalg::GenericOp local, Operation &global,
+  void fixLinalgIndices(linalg::LinalgOp local, Operation &global,
                         const ShardingSpec &spec);
 
   func::FuncOp func;
@@ -264,6 +264,21 @@ LogicalResult Partitioner::emitStep(RedistributeOp op) {
   FailureOr<StepKind> kind = classifyStep(src, dst, n, &why);
   if (failed(kind))
     return op.emitError("invalid redistribution: ") << why;
+  // Only the last mesh axis that shards a tensor dim may give it up or
+  // take it: a later axis would otherwise split data this one moves.
+  for (PlacementAttr placement : {src, dst}) {
+    if (!placement.isShard())
+      continue;
+    for (int64_t later = *axis + 1; later < mesh.getRank(); ++later) {
+      PlacementAttr other = from.getPlacements()[later];
+      if (mesh.getShape()[later] > 1 && other.isShard() &&
+          other.getDim() == placement.getDim())
+        return op.emitError("mesh axis ")
+               << *axis << " cannot change the shard of tensor dimension "
+               << placement.getDim() << " before mesh axis " << later
+               << " gives it up; run --dtensor-plan-redistributions first";
+    }
+  }
   SmallVector<int64_t> axes = {*axis};
   StringRef meshRef = from.getMesh().getValue();
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -428,14 +443,15 @@ LogicalResult Partitioner::partitionCreation(Operation &op) {
   return success();
 }
 
-void Partitioner::fixLinalgIndices(linalg::GenericOp local, Operation &global,
+void Partitioner::fixLinalgIndices(linalg::LinalgOp local, Operation &global,
                                    const ShardingSpec &spec) {
   SmallVector<linalg::IndexOp> indices;
-  local.getRegion().walk([&](linalg::IndexOp index) {
-    indices.push_back(index);
-  });
+  local->walk([&](linalg::IndexOp index) { indices.push_back(index); });
   if (indices.empty())
     return;
+  // The offsets are computed before the local op, which uses them.
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(local);
   // The global offset of each loop: from any tensor whose dim it indexes.
   DenseMap<int64_t, OpFoldResult> offsets;
   auto note = [&](Value value, ArrayRef<int64_t> dims) {
@@ -565,8 +581,17 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
     return emitStep(redistribute);
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     SmallVector<Value> values;
-    for (Value operand : ret.getOperands())
+    for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+      // The function promises its callers the result layout it declares.
+      auto declared = func.getResultAttrOfType<LayoutAttr>(i, kLayoutAttrName);
+      if (declared && isa<RankedTensorType>(operand.getType()) &&
+          declared != layoutOf(operand))
+        return op.emitError("result #")
+               << i << " is returned as " << layoutOf(operand)
+               << " but the function declares " << declared
+               << "; run --dtensor-propagate-layouts first";
       values.push_back(map.lookup(operand));
+    }
     func::ReturnOp::create(builder, loc(), values);
     return success();
   }
@@ -651,8 +676,8 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
   local->removeAttr(kLayoutsAttrName);
   for (auto [global, result] : llvm::zip(op.getResults(), local->getResults()))
     result.setType(localType(global));
-  if (auto generic = dyn_cast<linalg::GenericOp>(local))
-    fixLinalgIndices(generic, op, *spec);
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(local))
+    fixLinalgIndices(linalgOp, op, *spec);
   return success();
 }
 
@@ -709,18 +734,37 @@ struct PartitionPass : dtensor::impl::PartitionPassBase<PartitionPass> {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || func->hasAttr("dtensor.mesh"))
         continue;
-      // The mesh: from the argument and result layouts.
-      FlatSymbolRefAttr meshName;
+      // The mesh: the one every layout in the function names.
+      FlatSymbolRefAttr meshName, otherName;
       auto note = [&](Attribute attr) {
-        if (auto layout = dyn_cast_or_null<LayoutAttr>(attr))
-          meshName = meshName ? meshName : layout.getMesh();
+        auto layout = dyn_cast_or_null<LayoutAttr>(attr);
+        if (!layout)
+          return;
+        if (!meshName)
+          meshName = layout.getMesh();
+        else if (layout.getMesh() != meshName && !otherName)
+          otherName = layout.getMesh();
       };
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
         note(func.getArgAttr(i, kLayoutAttrName));
       for (unsigned i = 0; i < func.getNumResults(); ++i)
         note(func.getResultAttr(i, kLayoutAttrName));
+      func.walk([&](Operation *op) {
+        if (auto redistribute = dyn_cast<RedistributeOp>(op)) {
+          note(redistribute.getTo());
+          note(redistribute.getFromAttr());
+        }
+        if (auto layouts = op->getAttrOfType<ArrayAttr>(kLayoutsAttrName))
+          llvm::for_each(layouts, note);
+      });
       if (!meshName)
         continue;
+      if (otherName) {
+        func.emitError("layouts on several meshes (")
+            << meshName << ", " << otherName
+            << ") in one function are not supported";
+        return signalPassFailure();
+      }
       if (!func.getBody().hasOneBlock()) {
         func.emitError("only single-block functions can be partitioned");
         return signalPassFailure();

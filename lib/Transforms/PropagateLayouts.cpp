@@ -27,6 +27,14 @@ using namespace mlir::dtensor;
 
 namespace {
 
+/// True for a function argument marked as a model parameter.
+bool isParameter(Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  auto func =
+      arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+  return func && func.getArgAttr(arg.getArgNumber(), kParamAttrName);
+}
+
 class Propagator {
 public:
   Propagator(func::FuncOp func, MeshOp mesh, const HardwareModel &hw)
@@ -41,6 +49,15 @@ private:
   void assign(Value value, LayoutAttr layout);
   /// Cost of making `value` available as `layout` (inf if impossible).
   double transitionCost(Value value, LayoutAttr layout);
+  /// Cost of redistributing a `type` tensor from `from` to `to`.
+  double layoutCost(RankedTensorType type, LayoutAttr from, LayoutAttr to);
+  /// Least cost at which the users of `op`'s results can take them if the
+  /// results get `resultLayouts`: one op of lookahead, so that a choice
+  /// that is cheap here but forces a dearer redistribution right after
+  /// (reduce_scatter now, all_gather next) loses to the cheaper whole.
+  double userCost(Operation *op, ArrayRef<LayoutAttr> resultLayouts);
+  /// The strategies of a user `op` (empty if it has no sharding rule).
+  ArrayRef<ShardingStrategy> strategiesOf(Operation *op);
   /// `value` as `layout`, inserting (or reusing) a redistribute before
   /// `before`.
   FailureOr<Value> materialize(Value value, LayoutAttr layout,
@@ -58,7 +75,11 @@ private:
   DenseMap<Value, LayoutAttr> layouts;
   llvm::SetVector<Value> pending;
   DenseMap<std::pair<Value, LayoutAttr>, Value> redistributed;
+  /// Redistributions that materialize an annotate: the value must exist in
+  /// their layout, so chains through them are not folded.
+  llvm::SmallPtrSet<Operation *, 8> annotated;
   DenseMap<std::tuple<LayoutAttr, LayoutAttr, Type>, double> costs;
+  DenseMap<Operation *, SmallVector<ShardingStrategy>> userStrategies;
 };
 
 void Propagator::assign(Value value, LayoutAttr layout) {
@@ -79,18 +100,93 @@ double Propagator::transitionCost(Value value, LayoutAttr layout) {
   } else {
     current = layouts.lookup(value);
   }
-  if (current == layout)
+  return layoutCost(type, current, layout);
+}
+
+double Propagator::layoutCost(RankedTensorType type, LayoutAttr from,
+                              LayoutAttr to) {
+  if (from == to)
     return 0;
-  auto key = std::make_tuple(current, layout, Type(type));
+  auto key = std::make_tuple(from, to, Type(type));
   auto it = costs.find(key);
   if (it != costs.end())
     return it->second;
   FailureOr<RedistributePlan> plan =
-      planRedistribution(mesh, type, current, layout, hw, nullptr);
+      planRedistribution(mesh, type, from, to, hw, nullptr);
   double cost =
       succeeded(plan) ? plan->costUs : std::numeric_limits<double>::infinity();
   costs[key] = cost;
   return cost;
+}
+
+ArrayRef<ShardingStrategy> Propagator::strategiesOf(Operation *op) {
+  auto it = userStrategies.find(op);
+  if (it != userStrategies.end())
+    return it->second;
+  SmallVector<ShardingStrategy> strategies;
+  FailureOr<ShardingSpec> spec = getShardingSpec(op, nullptr);
+  if (succeeded(spec) && !spec->isCreation)
+    strategies = enumerateStrategies(*spec, mesh);
+  return userStrategies[op] = std::move(strategies);
+}
+
+double Propagator::userCost(Operation *op, ArrayRef<LayoutAttr> resultLayouts) {
+  // The layout a result of `op` would have, or null for other values.
+  auto candidate = [&](Value value) -> LayoutAttr {
+    auto result = dyn_cast<OpResult>(value);
+    if (!result || result.getOwner() != op)
+      return {};
+    return resultLayouts[result.getResultNumber()];
+  };
+  double total = 0;
+  llvm::SmallPtrSet<Operation *, 4> seen;
+  for (Value result : op->getResults()) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type)
+      continue;
+    LayoutAttr layout = candidate(result);
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto annotate = dyn_cast<AnnotateOp>(user)) {
+        total += layoutCost(type, layout, annotate.getLayout());
+        continue;
+      }
+      if (auto redistribute = dyn_cast<RedistributeOp>(user)) {
+        total += layoutCost(type, layout, redistribute.getTo());
+        continue;
+      }
+      if (isa<func::ReturnOp>(user)) {
+        if (auto requested = func.getResultAttrOfType<LayoutAttr>(
+                use.getOperandNumber(), kLayoutAttrName))
+          total += layoutCost(type, layout, requested);
+        continue;
+      }
+      if (!seen.insert(user).second)
+        continue;
+      // The user's cheapest strategy given this candidate and the layouts
+      // of its other operands known so far (unknown ones cost nothing).
+      double best = std::numeric_limits<double>::infinity();
+      bool any = false;
+      for (const ShardingStrategy &strategy : strategiesOf(user)) {
+        any = true;
+        double cost = 0;
+        for (auto [operand, wanted] :
+             llvm::zip_equal(user->getOperands(), strategy.operands)) {
+          if (!wanted)
+            continue;
+          if (LayoutAttr own = candidate(operand))
+            cost += layoutCost(cast<RankedTensorType>(operand.getType()), own,
+                               wanted);
+          else if (pending.contains(operand) || layouts.count(operand))
+            cost += transitionCost(operand, wanted);
+        }
+        best = std::min(best, cost);
+      }
+      if (any && !std::isinf(best))
+        total += best;
+    }
+  }
+  return total;
 }
 
 FailureOr<Value> Propagator::materialize(Value value, LayoutAttr layout,
@@ -125,6 +221,8 @@ LogicalResult Propagator::visitAnnotate(AnnotateOp op) {
   FailureOr<Value> value = materialize(op.getInput(), op.getLayout(), op);
   if (failed(value))
     return failure();
+  if (auto redistribute = value->getDefiningOp<RedistributeOp>())
+    annotated.insert(redistribute);
   op.getResult().replaceAllUsesWith(*value);
   op.erase();
   return success();
@@ -192,19 +290,36 @@ LogicalResult Propagator::visitOp(Operation *op) {
   SmallVector<ShardingStrategy> strategies = enumerateStrategies(*spec, mesh);
   const ShardingStrategy *best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
+  bool bestMovesParam = false;
   for (const ShardingStrategy &strategy : strategies) {
     double cost = 0;
+    bool movesParam = false;
     for (auto [operand, layout] :
-         llvm::zip_equal(op->getOperands(), strategy.operands))
-      if (layout)
-        cost += transitionCost(operand, layout);
-    // Ties go to the strategy that splits the work most.
-    bool better = cost < bestCost - 1e-9 ||
-                  (best && cost <= bestCost + 1e-9 &&
-                   strategy.splitFactor > best->splitFactor);
+         llvm::zip_equal(op->getOperands(), strategy.operands)) {
+      if (!layout)
+        continue;
+      double step = transitionCost(operand, layout);
+      cost += step;
+      movesParam |= step > 0 && isParameter(operand);
+    }
+    if (!std::isinf(cost))
+      cost += userCost(op, strategy.results);
+    // Parameters stay where they are laid out: a strategy that communicates
+    // one loses to any that does not. Then the cheapest wins; ties go to the
+    // strategy that splits the work most.
+    bool better = false;
+    if (!std::isinf(cost) && best && movesParam != bestMovesParam)
+      better = !movesParam;
+    else
+      better = cost < bestCost - 1e-9 ||
+               (best && cost <= bestCost + 1e-9 &&
+                strategy.splitFactor > best->splitFactor);
     if (better) {
+      bestCost = best && movesParam != bestMovesParam
+                     ? cost
+                     : std::min(cost, bestCost);
       best = &strategy;
-      bestCost = std::min(cost, bestCost);
+      bestMovesParam = movesParam;
     }
   }
   if (!best)
@@ -229,7 +344,7 @@ void Propagator::foldRedistributeChains() {
   func.walk([&](RedistributeOp op) { ops.push_back(op); });
   for (RedistributeOp op : ops) {
     auto inner = op.getInput().getDefiningOp<RedistributeOp>();
-    if (!inner || !inner->hasOneUse())
+    if (!inner || !inner->hasOneUse() || annotated.contains(inner))
       continue;
     // from -> mid -> to becomes from -> to where that has a plan.
     LayoutAttr from = *inner.getFrom();

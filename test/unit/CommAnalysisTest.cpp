@@ -1,7 +1,7 @@
 //===- CommAnalysisTest.cpp - the static comm report through the C++ API --===//
 
-#include "DTensor/DTensor.h"
 #include "dtensor/Analysis/CommAnalysis.h"
+#include "DTensor/DTensor.h"
 #include "dtensor/Compiler/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -93,10 +93,10 @@ TEST_F(CommAnalysisTest, CountsBytesAndTimes) {
   EXPECT_EQ(reduce.asyncCount, 1);
   EXPECT_EQ(reduce.bytesPerRank, 2 * 16 * 16 * 4);
   // Groups of 8 (axes [0, 1]) and 4 (axis [1]).
-  EXPECT_DOUBLE_EQ(reduce.timeUs,
-                   collectiveTimeUs(hw, CollectiveKind::AllReduce, 1024, 8) +
-                       collectiveTimeUs(hw, CollectiveKind::AllReduce, 1024,
-                                        4));
+  EXPECT_DOUBLE_EQ(
+      reduce.timeUs,
+      collectiveTimeUs(hw, CollectiveKind::AllReduce, 1024, 8) +
+          collectiveTimeUs(hw, CollectiveKind::AllReduce, 1024, 4));
 
   // Only the static dim of tensor<?x8xbf16> is counted.
   const CollectiveStats &permute = f.collectives.at("permute");
@@ -114,8 +114,8 @@ TEST_F(CommAnalysisTest, CountsBytesAndTimes) {
 TEST_F(CommAnalysisTest, HandComputedH200Time) {
   // A 1024x1024xf32 all_reduce over 4 ranks on h200: 8 us launch,
   // 6 steps of 0.6 us, 2 * 3/4 * 4 MiB at 300 GB/s.
-  EXPECT_NEAR(collectiveTimeUs(HardwareModel::h200(),
-                               CollectiveKind::AllReduce, 4194304, 4),
+  EXPECT_NEAR(collectiveTimeUs(HardwareModel::h200(), CollectiveKind::AllReduce,
+                               4194304, 4),
               8 + 3.6 + 6291456 / 300e3, 1e-9);
 }
 
@@ -163,15 +163,15 @@ TEST_F(CommAnalysisTest, StaticTensorBytes) {
                 hasDynamic),
             32);
   EXPECT_FALSE(hasDynamic);
-  EXPECT_EQ(getStaticTensorBytes(
-                RankedTensorType::get({ShapedType::kDynamic, 3},
-                                      b.getIndexType()),
-                hasDynamic),
-            24);
+  EXPECT_EQ(
+      getStaticTensorBytes(
+          RankedTensorType::get({ShapedType::kDynamic, 3}, b.getIndexType()),
+          hasDynamic),
+      24);
   EXPECT_TRUE(hasDynamic);
-  EXPECT_EQ(getStaticTensorBytes(UnrankedTensorType::get(b.getF32Type()),
-                                 hasDynamic),
-            std::nullopt);
+  EXPECT_EQ(
+      getStaticTensorBytes(UnrankedTensorType::get(b.getF32Type()), hasDynamic),
+      std::nullopt);
 }
 
 TEST_F(CommAnalysisTest, MissingMeshIsADiagnostic) {

@@ -20,6 +20,11 @@ struct SPMDPipelineOptions {
 /// layouts, plan redistributions, partition, clean up.
 void buildSPMDPipeline(OpPassManager &pm, const SPMDPipelineOptions &options);
 
+/// Per-rank (or unsharded) program -> LLVM dialect for CPU ranks: runtime
+/// calls for collectives, One-Shot Bufferize, loops, LLVM conversions.
+/// Entry functions get `llvm.emit_c_interface`.
+void buildCPULoweringPipeline(OpPassManager &pm);
+
 /// Registers the pipelines with the pass registry (`--dtensor-spmd`).
 void registerPipelines();
 

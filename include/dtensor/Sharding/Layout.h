@@ -39,6 +39,9 @@ int64_t getElementBytes(Type elementType);
 constexpr llvm::StringLiteral kLayoutAttrName = "dtensor.layout";
 constexpr llvm::StringLiteral kLayoutsAttrName = "dtensor.layouts";
 constexpr llvm::StringLiteral kGlobalTypeAttrName = "dtensor.global_type";
+/// Marks a function argument as a model parameter (a string naming it);
+/// propagation prefers strategies that leave parameters in place.
+constexpr llvm::StringLiteral kParamAttrName = "dtensor.param";
 
 /// The layouts recorded on `op`'s results by propagation (empty if none).
 SmallVector<LayoutAttr> getResultLayouts(Operation *op);

@@ -98,4 +98,29 @@ def CommReportPass : Pass<"dtensor-comm-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def LowerToRuntimePass : Pass<"dtensor-lower-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "lowers per-rank collectives to calls of the runtime ABI";
+  let description = [{
+    Prepares a per-rank program for bufferization and code generation:
+    every collective becomes a call of the runtime (include/dtensor/Runtime/
+    Runtime.h) on memrefs bridged with `bufferization.to_buffer` /
+    `to_tensor`; `dtensor.async_start` becomes a `start_*` call whose handle
+    `dtensor.wait` completes; `dtensor.coord` asks the runtime. Fused ops are
+    expanded into their collective and their matmuls, coalesced ones into one
+    call per tensor. Ops without a bufferization model are expanded too:
+    `tensor.gather` into a `linalg.generic` of `tensor.extract`s,
+    `tensor.concat` into `tensor.insert_slice`s, `linalg.softmax` into its
+    reductions. Meshes are numbered in module order (the host registers them
+    with the same numbers) and removed with the other dtensor attributes.
+    Public functions get `llvm.emit_c_interface` so hosts can call them
+    through `_mlir_ciface_<name>`.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // DTENSOR_TRANSFORMS_PASSES_TD

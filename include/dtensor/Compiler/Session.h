@@ -1,0 +1,126 @@
+//===- Session.h - the embedded C++ API of the compiler ---------*- C++ -*-===//
+//
+// A Session owns an MLIR context with everything the compiler needs
+// registered. Through it a client parses (or builds) a module, lowers it to a
+// chosen stage, prints it, JIT-compiles the LLVM stage into an Executable and
+// calls functions on host tensors. Diagnostics go to a callback.
+//
+//   dtensor::Session session;
+//   session.setDiagnosticCallback([](const dtensor::Diagnostic &d) { ... });
+//   auto module = session.parseFile("mlp.mlir");
+//   session.lower(**module, dtensor::Stage::PerRank, {});
+//   llvm::outs() << dtensor::Session::print(**module);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTENSOR_COMPILER_SESSION_H
+#define DTENSOR_COMPILER_SESSION_H
+
+#include "dtensor/Support/HostTensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+class MLIRContext;
+} // namespace mlir
+
+namespace mlir::dtensor {
+
+/// How far to take a program.
+enum class Stage {
+  /// As parsed: global view with placement requests.
+  Global,
+  /// Every tensor value has a layout (dtensor-propagate-layouts).
+  Propagated,
+  /// Every redistribution is one collective step (+ plan-redistributions).
+  Planned,
+  /// The per-rank program (+ partition, canonicalize, cse).
+  PerRank,
+  /// LLVM dialect for CPU ranks (+ cpu lowering).
+  LLVM,
+};
+
+/// Parses "global", "propagated", "planned", "per-rank", "llvm".
+std::optional<Stage> parseStage(llvm::StringRef name);
+
+struct Diagnostic {
+  enum class Severity { Error, Warning, Note, Remark };
+  Severity severity;
+  /// "file:line:col" or "" where unknown.
+  std::string location;
+  std::string message;
+};
+using DiagnosticCallback = std::function<void(const Diagnostic &)>;
+
+struct CompileOptions {
+  /// Cost-model preset: h100, h200 or cpu.
+  std::string hardware = "h200";
+};
+
+class Executable;
+
+class Session {
+public:
+  Session();
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Receives every diagnostic; without one they print to stderr.
+  void setDiagnosticCallback(DiagnosticCallback callback);
+  MLIRContext &getContext();
+
+  FailureOr<OwningOpRef<ModuleOp>> parse(llvm::StringRef source,
+                                         llvm::StringRef name = "<input>");
+  FailureOr<OwningOpRef<ModuleOp>> parseFile(llvm::StringRef path);
+
+  /// Lowers `module` in place from stage `from` (default: the global
+  /// view) to stage `to`.
+  LogicalResult lower(ModuleOp module, Stage to, const CompileOptions &options,
+                      Stage from = Stage::Global);
+  /// Runs a textual pass pipeline, e.g. "builtin.module(dtensor-spmd)".
+  LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline);
+  /// Removes every placement request and layout from a global program so
+  /// that it describes the unsharded computation on one process.
+  static void stripPlacements(ModuleOp module);
+
+  /// JIT-compiles a module at the LLVM stage.
+  FailureOr<std::unique_ptr<Executable>> compile(ModuleOp module);
+
+  static std::string print(Operation *op);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// A JIT-compiled module.
+class Executable {
+public:
+  ~Executable();
+  /// Calls public function `name` (compiled with its C interface): tensor
+  /// arguments in order, tensor results returned. Argument element types
+  /// and ranks must match the function's.
+  llvm::Expected<std::vector<HostTensor>>
+  invoke(llvm::StringRef name, llvm::ArrayRef<const HostTensor *> args);
+
+private:
+  friend class Session;
+  struct Signature {
+    std::vector<std::pair<ElementType, int64_t>> args, results;
+  };
+  std::unique_ptr<ExecutionEngine> engine;
+  llvm::StringMap<Signature> signatures;
+};
+
+} // namespace mlir::dtensor
+
+#endif // DTENSOR_COMPILER_SESSION_H

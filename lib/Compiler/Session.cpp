@@ -1,0 +1,354 @@
+//===- Session.cpp - the embedded C++ API of the compiler -----------------===//
+
+#include "dtensor/Compiler/Session.h"
+
+#include "DTensor/DTensor.h"
+#include "dtensor/Compiler/Pipelines.h"
+#include "dtensor/Compiler/Registration.h"
+#include "dtensor/Sharding/Layout.h"
+#include "dtensor/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+static constexpr llvm::StringLiteral kSignaturesAttrName =
+    "dtensor.signatures";
+
+std::optional<Stage> mlir::dtensor::parseStage(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<Stage>>(name)
+      .Case("global", Stage::Global)
+      .Case("propagated", Stage::Propagated)
+      .Case("planned", Stage::Planned)
+      .Case("per-rank", Stage::PerRank)
+      .Case("llvm", Stage::LLVM)
+      .Default(std::nullopt);
+}
+
+struct Session::Impl {
+  Impl() : context(makeRegistry()) { context.loadAllAvailableDialects(); }
+
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerDialects(registry);
+    return registry;
+  }
+
+  MLIRContext context;
+  DiagnosticCallback callback;
+  std::unique_ptr<ScopedDiagnosticHandler> handler;
+};
+
+Session::Session() : impl(std::make_unique<Impl>()) {
+  static std::once_flag once;
+  std::call_once(once, [] { registerPasses(); });
+}
+
+Session::~Session() = default;
+
+MLIRContext &Session::getContext() { return impl->context; }
+
+void Session::setDiagnosticCallback(DiagnosticCallback callback) {
+  impl->callback = std::move(callback);
+  impl->handler = std::make_unique<ScopedDiagnosticHandler>(
+      &impl->context, [this](mlir::Diagnostic &diag) {
+        dtensor::Diagnostic out;
+        switch (diag.getSeverity()) {
+        case DiagnosticSeverity::Error:
+          out.severity = dtensor::Diagnostic::Severity::Error;
+          break;
+        case DiagnosticSeverity::Warning:
+          out.severity = dtensor::Diagnostic::Severity::Warning;
+          break;
+        case DiagnosticSeverity::Note:
+          out.severity = dtensor::Diagnostic::Severity::Note;
+          break;
+        case DiagnosticSeverity::Remark:
+          out.severity = dtensor::Diagnostic::Severity::Remark;
+          break;
+        }
+        if (auto loc = dyn_cast<FileLineColLoc>(diag.getLocation()))
+          out.location = (loc.getFilename().getValue() + ":" +
+                          llvm::Twine(loc.getLine()) + ":" +
+                          llvm::Twine(loc.getColumn()))
+                             .str();
+        out.message = diag.str();
+        impl->callback(out);
+        for (mlir::Diagnostic &note : diag.getNotes()) {
+          dtensor::Diagnostic n{dtensor::Diagnostic::Severity::Note, "",
+                                note.str()};
+          impl->callback(n);
+        }
+        return success();
+      });
+}
+
+FailureOr<OwningOpRef<ModuleOp>> Session::parse(llvm::StringRef source,
+                                                llvm::StringRef name) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, name), llvm::SMLoc());
+  std::unique_ptr<SourceMgrDiagnosticHandler> printer;
+  if (!impl->callback)
+    printer = std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr,
+                                                           &impl->context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &impl->context);
+  if (!module)
+    return failure();
+  return module;
+}
+
+FailureOr<OwningOpRef<ModuleOp>> Session::parseFile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (!buffer) {
+    emitError(UnknownLoc::get(&impl->context))
+        << "cannot read '" << path << "': " << buffer.getError().message();
+    return failure();
+  }
+  return parse((*buffer)->getBuffer(), path);
+}
+
+/// Records the tensor signature of each public function, which the LLVM
+/// stage no longer shows, for Executable::invoke.
+static void recordSignatures(ModuleOp module) {
+  SmallVector<NamedAttribute> entries;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      entries.emplace_back(func.getSymNameAttr(),
+                           TypeAttr::get(func.getFunctionType()));
+  module->setAttr(kSignaturesAttrName,
+                  DictionaryAttr::get(module.getContext(), entries));
+}
+
+LogicalResult Session::lower(ModuleOp module, Stage to,
+                             const CompileOptions &options, Stage from) {
+  PassManager pm(&impl->context);
+  if (from < Stage::Propagated && to >= Stage::Propagated)
+    pm.addPass(createPropagateLayoutsPass({options.hardware}));
+  if (from < Stage::Planned && to >= Stage::Planned)
+    pm.addPass(createPlanRedistributionsPass({options.hardware}));
+  if (from < Stage::PerRank && to >= Stage::PerRank) {
+    pm.addPass(createPartitionPass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  if (failed(pm.run(module)))
+    return failure();
+  if (to < Stage::LLVM)
+    return success();
+  recordSignatures(module);
+  PassManager lowering(&impl->context);
+  buildCPULoweringPipeline(lowering);
+  return lowering.run(module);
+}
+
+LogicalResult Session::runPipeline(ModuleOp module, llvm::StringRef pipeline) {
+  PassManager pm(&impl->context);
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(pipeline, pm, os)))
+    return emitError(module.getLoc()) << "invalid pipeline: " << error;
+  return pm.run(module);
+}
+
+void Session::stripPlacements(ModuleOp module) {
+  module.walk([](Operation *op) {
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      annotate.getResult().replaceAllUsesWith(annotate.getInput());
+      annotate.erase();
+    } else if (auto redistribute = dyn_cast<RedistributeOp>(op)) {
+      redistribute.getResult().replaceAllUsesWith(redistribute.getInput());
+      redistribute.erase();
+    }
+  });
+  for (auto func : module.getOps<func::FuncOp>()) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.removeArgAttr(i, kLayoutAttrName);
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      func.removeResultAttr(i, StringAttr::get(module.getContext(),
+                                               kLayoutAttrName));
+  }
+}
+
+std::string Session::print(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+static std::optional<ElementType> toElementType(Type type) {
+  if (type.isF32())
+    return ElementType::F32;
+  if (type.isF64())
+    return ElementType::F64;
+  if (type.isInteger(32))
+    return ElementType::I32;
+  if (type.isInteger(64))
+    return ElementType::I64;
+  return std::nullopt;
+}
+
+FailureOr<std::unique_ptr<Executable>> Session::compile(ModuleOp module) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  auto executable = std::unique_ptr<Executable>(new Executable());
+  if (auto signatures = module->getAttrOfType<DictionaryAttr>(
+          kSignaturesAttrName)) {
+    for (NamedAttribute entry : signatures) {
+      auto type = cast<FunctionType>(cast<TypeAttr>(entry.getValue()).getValue());
+      Executable::Signature signature;
+      auto convert = [&](TypeRange types, auto &out) -> LogicalResult {
+        for (Type t : types) {
+          auto tensor = dyn_cast<RankedTensorType>(t);
+          std::optional<ElementType> element =
+              tensor ? toElementType(tensor.getElementType()) : std::nullopt;
+          if (!element)
+            return emitError(module.getLoc())
+                   << "function '" << entry.getName().getValue()
+                   << "' has a parameter of type " << t
+                   << " that hosts cannot pass (ranked f32/f64/i32/i64 "
+                      "tensors only)";
+          out.emplace_back(*element, tensor.getRank());
+        }
+        return success();
+      };
+      if (failed(convert(type.getInputs(), signature.args)) ||
+          failed(convert(type.getResults(), signature.results)))
+        return failure();
+      executable->signatures[entry.getName().getValue()] = signature;
+    }
+    module->removeAttr(kSignaturesAttrName);
+  }
+  ExecutionEngineOptions options;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  SmallVector<StringRef, 1> libraries = {DTENSOR_C_RUNNER_UTILS};
+  options.sharedLibPaths = libraries;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine) {
+    std::string message = llvm::toString(engine.takeError());
+    return emitError(module.getLoc()) << "JIT compilation failed: " << message;
+  }
+  executable->engine = std::move(*engine);
+  return executable;
+}
+
+Executable::~Executable() = default;
+
+namespace {
+/// An MLIR ranked memref descriptor of any rank, laid out as the C
+/// interface expects: {allocated, aligned, offset, sizes[rank],
+/// strides[rank]}.
+struct Descriptor {
+  explicit Descriptor(int64_t rank) : words(3 + 2 * rank, 0) {}
+  std::vector<int64_t> words;
+  void *data() { return words.data(); }
+};
+} // namespace
+
+llvm::Expected<std::vector<HostTensor>>
+Executable::invoke(llvm::StringRef name,
+                   llvm::ArrayRef<const HostTensor *> args) {
+  auto fail = [&](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "calling '" + name + "': " + message);
+  };
+  auto it = signatures.find(name);
+  if (it == signatures.end())
+    return fail("no such public function");
+  const Signature &signature = it->second;
+  if (args.size() != signature.args.size())
+    return fail("expected " + llvm::Twine(signature.args.size()) +
+                " arguments, got " + llvm::Twine(args.size()));
+  std::vector<Descriptor> inputs;
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    auto [type, rank] = signature.args[i];
+    if (arg->type != type || static_cast<int64_t>(arg->shape.size()) != rank)
+      return fail("argument #" + llvm::Twine(i) + " must be a rank-" +
+                  llvm::Twine(rank) + " " + getElementTypeName(type) +
+                  " tensor, got rank " + llvm::Twine(arg->shape.size()) +
+                  " " + getElementTypeName(arg->type));
+    Descriptor d(rank);
+    auto data = reinterpret_cast<intptr_t>(arg->data.data());
+    d.words[0] = data;
+    d.words[1] = data;
+    int64_t stride = 1;
+    for (int64_t dim = rank - 1; dim >= 0; --dim) {
+      d.words[3 + dim] = arg->shape[dim];
+      d.words[3 + rank + dim] = stride;
+      stride *= arg->shape[dim];
+    }
+    inputs.push_back(std::move(d));
+  }
+  // Results: one descriptor, or a struct of descriptors (all 8-byte words).
+  size_t resultWords = 0;
+  for (auto [type, rank] : signature.results)
+    resultWords += 3 + 2 * rank;
+  std::vector<int64_t> resultStorage(std::max<size_t>(resultWords, 1), 0);
+  void *resultPointer = resultStorage.data();
+  SmallVector<void *> inputPointers;
+  for (Descriptor &d : inputs)
+    inputPointers.push_back(d.data());
+  SmallVector<void *> packed;
+  if (!signature.results.empty())
+    packed.push_back(&resultPointer);
+  for (void *&p : inputPointers)
+    packed.push_back(&p);
+  if (llvm::Error error =
+          engine->invokePacked(("_mlir_ciface_" + name).str(), packed))
+    return std::move(error);
+
+  std::vector<HostTensor> results;
+  size_t at = 0;
+  for (auto [type, rank] : signature.results) {
+    int64_t *words = resultStorage.data() + at;
+    at += 3 + 2 * rank;
+    SmallVector<int64_t> shape(words + 3, words + 3 + rank);
+    HostTensor result(type, shape);
+    int64_t width = getByteWidth(type);
+    auto *base = reinterpret_cast<const char *>(words[1]) + words[2] * width;
+    // Copy honouring the result's strides.
+    SmallVector<int64_t> index(rank, 0);
+    for (int64_t i = 0, n = result.getNumElements(); i < n; ++i) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        offset += index[d] * words[3 + rank + d];
+      std::memcpy(result.data.data() + i * width, base + offset * width,
+                  width);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[d] < shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    // Free buffers the call allocated (not views of the arguments).
+    void *allocated = reinterpret_cast<void *>(words[0]);
+    bool isArgument = llvm::any_of(inputs, [&](Descriptor &d) {
+      return reinterpret_cast<void *>(d.words[0]) == allocated;
+    });
+    if (!isArgument)
+      std::free(allocated);
+    results.push_back(std::move(result));
+  }
+  return results;
+}

@@ -1,0 +1,808 @@
+//===- Runtime.cpp - the C ABI of include/dtensor/Runtime/Runtime.h -------===//
+//
+// The ABI layer, written once over the CommBackend interface
+// (CommBackend.h has the split between the two layers).
+//
+// Each collective entry point
+//   1. decodes its descriptors and checks the shapes against the dialect's
+//      constraints (AG3, RS3, A2A3, ...), the mesh id, the axes mask, the
+//      reduce code, root and perm;
+//   2. resolves (mesh, axesMask) to a CommGroup, created on first use and
+//      cached (see getGroup for the ordering this relies on);
+//   3. builds the contiguous send buffer: the input itself when it is dense
+//      and its chunks along the split dimension are consecutive blocks, a
+//      packed staging copy otherwise (strided inputs, chunk dimension not
+//      leading);
+//   4. picks the recv buffer the same way: the output itself, or a staging
+//      buffer whose blocks are unpacked into the output afterwards;
+//   5. starts the backend operation and records a Pending entry: the
+//      request, the staging buffers, and a completion step (divide by the
+//      group size for avg, unpack the staging buffer into the output).
+// Synchronous forms wait and complete at once; start_* forms put the entry
+// in the handle table, and dtensor_rt_wait(handle) waits and completes it.
+//
+// Semantics (the dialect's, group index = row-major coordinate over the
+// masked axes): all_gather concatenates the members' inputs in group order
+// along gatherDim; reduce_scatter gives index i the i-th chunk along
+// scatterDim of the reduction; all_to_all splits along splitDim, sends
+// chunk j to index j and concatenates what it receives in group order along
+// concatDim; permute sends to perm[i]; broadcast copies index root's input.
+// avg is sum followed by a division by the group size (truncating toward
+// zero for integers).
+//
+// Fault injection: DTENSOR_RT_FAULT=swap-gather-chunks makes all_gather
+// place the blocks of group indices 0 and 1 swapped, a deliberately wrong
+// result for testing numerics checkers. Any other non-empty value aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommBackend.h"
+#include "MemRef.h"
+
+// The ABI symbols are the library's only exported ones (CMake builds it
+// with hidden visibility).
+#pragma GCC visibility push(default)
+#include "dtensor/Runtime/Runtime.h"
+#pragma GCC visibility pop
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <utility>
+
+namespace dtensor::rt {
+
+namespace {
+
+/// A registered mesh as seen by the calling process.
+struct Mesh {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> positionRanks; // world rank at each position
+  std::vector<int64_t> coords;        // this process's; empty if outside
+};
+
+/// An operation started but not yet completed.
+struct Pending {
+  std::string op;
+  std::unique_ptr<CommRequest> request;
+  StageBuffer sendStage;
+  StageBuffer recvStage;
+  std::function<void(Pending &)> complete;
+};
+
+struct State {
+  std::unique_ptr<CommBackend> backend;
+  std::map<int64_t, Mesh> meshes;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CommGroup>> groups;
+  std::map<int64_t, Pending> pending;
+  int64_t nextHandle = 1;
+  bool swapGatherChunks = false;
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+CommBackend &backendFor(const char *op) {
+  State &s = state();
+  if (!s.backend)
+    fatal(op, "runtime not initialized (dtensor_rt_init not called)");
+  return *s.backend;
+}
+
+/// Resolves the mesh and checks the mask and membership.
+const Mesh &getMesh(const char *op, int64_t meshId, int64_t axesMask) {
+  State &s = state();
+  backendFor(op);
+  auto it = s.meshes.find(meshId);
+  if (it == s.meshes.end())
+    fatal(op, "mesh " + std::to_string(meshId) + " is not registered");
+  const Mesh &mesh = it->second;
+  int64_t rank = mesh.shape.size();
+  if (axesMask <= 0 || (rank < 63 && (axesMask >> rank) != 0))
+    fatal(op, "axes mask " + std::to_string(axesMask) +
+                  " is not a non-empty set of axes of mesh " +
+                  std::to_string(meshId) + " (rank " + std::to_string(rank) +
+                  ")");
+  if (mesh.coords.empty())
+    fatal(op, "this process (world rank " +
+                  std::to_string(s.backend->worldRank()) + ") is not in mesh " +
+                  std::to_string(meshId));
+  return mesh;
+}
+
+GroupSpec groupSpec(const Mesh &mesh, int64_t meshId, int64_t axesMask) {
+  GroupSpec spec{meshId, axesMask, 0, 0, 1};
+  for (size_t a = 0; a < mesh.shape.size(); ++a) {
+    if (axesMask & (int64_t(1) << a)) {
+      spec.index = spec.index * mesh.shape[a] + mesh.coords[a];
+      spec.size *= mesh.shape[a];
+    } else {
+      spec.color = spec.color * mesh.shape[a] + mesh.coords[a];
+    }
+  }
+  return spec;
+}
+
+/// The group of (mesh, axesMask), created on first use. Creation is
+/// collective over the mesh (MPI_Comm_split for the MPI backend), so all
+/// processes of the mesh must use their (mesh, axesMask) pairs for the first
+/// time in the same order. Compiled per-rank programs are SPMD: every rank
+/// runs the same sequence of collectives, so they do.
+CommGroup &getGroup(const char *op, int64_t meshId, int64_t axesMask) {
+  const Mesh &mesh = getMesh(op, meshId, axesMask);
+  State &s = state();
+  auto key = std::make_pair(meshId, axesMask);
+  auto it = s.groups.find(key);
+  if (it != s.groups.end())
+    return *it->second;
+  std::unique_ptr<CommGroup> group =
+      s.backend->createGroup(groupSpec(mesh, meshId, axesMask), op);
+  CommGroup &ref = *group;
+  s.groups.emplace(key, std::move(group));
+  return ref;
+}
+
+/// Maps the ABI's reduce code; `avg` comes back as Sum with `divide` set.
+ReduceOp reduceOp(const char *op, int64_t code, bool &divide) {
+  divide = false;
+  switch (code) {
+  case 0:
+    return ReduceOp::Sum;
+  case 1:
+    divide = true;
+    return ReduceOp::Sum;
+  case 2:
+    return ReduceOp::Product;
+  case 3:
+    return ReduceOp::Min;
+  case 4:
+    return ReduceOp::Max;
+  default:
+    fatal(op, "unknown reduce code " + std::to_string(code) +
+                  " (0 sum, 1 avg, 2 product, 3 min, 4 max)");
+  }
+}
+
+/// "(input 2x2, output 2x5)".
+std::string shapesOf(const StridedView &in, const StridedView &out) {
+  return "(input " + formatShape(in.sizes) + ", output " +
+         formatShape(out.sizes) + ")";
+}
+
+std::string mismatch(const char *what, const StridedView &in,
+                     const StridedView &out) {
+  return std::string(what) + " " + shapesOf(in, out);
+}
+
+void checkDim(const char *op, const char *name, int64_t dim, int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    fatal(op, std::string(name) + " " + std::to_string(dim) +
+                  " is out of range for rank " + std::to_string(rank));
+}
+
+/// Sizes equal in every dimension except `skipA` and `skipB`.
+bool sameOutside(const StridedView &in, const StridedView &out, int64_t skipA,
+                 int64_t skipB) {
+  if (in.getRank() != out.getRank())
+    return false;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (d != skipA && d != skipB && in.sizes[d] != out.sizes[d])
+      return false;
+  return true;
+}
+
+/// The send buffer of `view` as blocks: block j is chunk j of `blockSize`
+/// along `dim`, for j < numBlocks (numBlocks 1, dim -1: the whole view).
+/// Returns `view.data` when those blocks already lie densely in order,
+/// otherwise packs into `stage`.
+const void *packBlocks(CommBackend &backend, const StridedView &view,
+                       int64_t dim, int64_t numBlocks, int64_t blockSize,
+                       StageBuffer &stage) {
+  bool direct = dim < 0 ? view.isContiguous() : view.hasContiguousChunks(dim);
+  if (direct)
+    return view.data;
+  stage = StageBuffer(backend, view.getNumBytes());
+  if (dim < 0) {
+    backend.copy(contiguousView(stage.data(), view.sizes, view.elemSize), view);
+    return stage.data();
+  }
+  StridedView first = view.chunk(dim, 0, blockSize);
+  size_t blockBytes = first.getNumBytes();
+  for (int64_t j = 0; j < numBlocks; ++j)
+    backend.copy(contiguousView(stage.data() + j * blockBytes, first.sizes,
+                                view.elemSize),
+                 view.chunk(dim, j, blockSize));
+  return stage.data();
+}
+
+/// Whether the recv buffer can be `view` itself (blocks along `dim`
+/// consecutive and dense; dim -1: the whole view), without overlapping the
+/// send buffer.
+bool receiveDirect(const StridedView &out, int64_t dim, const void *send,
+                   size_t sendBytes) {
+  bool direct = dim < 0 ? out.isContiguous() : out.hasContiguousChunks(dim);
+  if (!direct)
+    return false;
+  const char *s = static_cast<const char *>(send);
+  size_t outBytes = out.getNumBytes();
+  return !(sendBytes && outBytes && s < out.data + outBytes &&
+           out.data < s + sendBytes);
+}
+
+/// Unpacks recv staging blocks into chunks along `dim` of `out` (dim -1:
+/// one block, the whole view); block j goes to chunk position(j).
+void unpackBlocks(CommBackend &backend, const StageBuffer &stage,
+                  const StridedView &out, int64_t dim, int64_t numBlocks,
+                  int64_t blockSize,
+                  const std::function<int64_t(int64_t)> &position) {
+  if (dim < 0) {
+    backend.copy(out, contiguousView(stage.data(), out.sizes, out.elemSize));
+    return;
+  }
+  StridedView first = out.chunk(dim, 0, blockSize);
+  size_t blockBytes = first.getNumBytes();
+  for (int64_t j = 0; j < numBlocks; ++j)
+    backend.copy(out.chunk(dim, position(j), blockSize),
+                 contiguousView(stage.data() + j * blockBytes, first.sizes,
+                                out.elemSize));
+}
+
+int64_t identityPosition(int64_t j) { return j; }
+
+/// Runs a Pending entry to completion.
+void finish(Pending &p) {
+  p.request->wait();
+  if (p.complete)
+    p.complete(p);
+}
+
+/// Synchronous forms complete at once; start_* forms get a handle.
+int64_t dispatch(Pending &&p, bool async) {
+  if (!async) {
+    finish(p);
+    return 0;
+  }
+  State &s = state();
+  int64_t handle = s.nextHandle++;
+  s.pending.emplace(handle, std::move(p));
+  return handle;
+}
+
+std::string opName(const char *base, ElemType type, bool async) {
+  return std::string(async ? "start_" : "") + base + "_" + elemTypeName(type);
+}
+
+//===----------------------------------------------------------------------===//
+// The collectives, once for every element type
+//===----------------------------------------------------------------------===//
+
+int64_t allReduce(ElemType type, bool async, int64_t inRank, void *in,
+                  int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
+                  int64_t reduce) {
+  std::string name = opName("all_reduce", type, async);
+  const char *op = name.c_str();
+  CommBackend &backend = backendFor(op);
+  size_t es = elemSize(type);
+  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
+  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
+  if (inView.sizes != outView.sizes)
+    fatal(op,
+          mismatch("output shape differs from input shape", inView, outView));
+  bool divide = false;
+  ReduceOp rop = reduceOp(op, reduce, divide);
+  CommGroup &group = getGroup(op, meshId, axesMask);
+
+  Pending p;
+  p.op = name;
+  const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
+  bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
+  if (!direct)
+    p.recvStage = StageBuffer(backend, outView.getNumBytes());
+  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
+  size_t count = inView.getNumElements();
+  int64_t n = group.getSize();
+  p.request = backend.allReduce(send, recv, count, type, rop, group, op);
+  p.complete = [=, &backend](Pending &self) {
+    if (divide)
+      backend.divide(recv, count, type, n);
+    if (!direct)
+      unpackBlocks(backend, self.recvStage, outView, -1, 1, 0,
+                   identityPosition);
+  };
+  return dispatch(std::move(p), async);
+}
+
+int64_t allGather(ElemType type, bool async, int64_t inRank, void *in,
+                  int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
+                  int64_t gatherDim) {
+  std::string name = opName("all_gather", type, async);
+  const char *op = name.c_str();
+  CommBackend &backend = backendFor(op);
+  size_t es = elemSize(type);
+  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
+  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
+  if (inRank != outRank)
+    fatal(op, mismatch("input and output ranks differ", inView, outView));
+  checkDim(op, "gather dim", gatherDim, inRank);
+  CommGroup &group = getGroup(op, meshId, axesMask);
+  int64_t n = group.getSize();
+  if (!sameOutside(inView, outView, gatherDim, gatherDim))
+    fatal(op, mismatch("sizes outside the gather dim differ", inView, outView));
+  int64_t block = inView.sizes[gatherDim];
+  if (outView.sizes[gatherDim] != n * block)
+    fatal(op, "output size " + std::to_string(outView.sizes[gatherDim]) +
+                  " along gather dim " + std::to_string(gatherDim) +
+                  " is not group size " + std::to_string(n) + " x input size " +
+                  std::to_string(block) + " " + shapesOf(inView, outView));
+
+  Pending p;
+  p.op = name;
+  const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
+  bool swap = state().swapGatherChunks && n >= 2;
+  bool direct =
+      !swap && receiveDirect(outView, gatherDim, send, inView.getNumBytes());
+  if (!direct)
+    p.recvStage = StageBuffer(backend, outView.getNumBytes());
+  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
+  p.request =
+      backend.allGather(send, recv, inView.getNumElements(), type, group, op);
+  if (!direct) {
+    p.complete = [=, &backend](Pending &self) {
+      auto position = [swap](int64_t j) -> int64_t {
+        if (swap && j < 2)
+          return 1 - j;
+        return j;
+      };
+      unpackBlocks(backend, self.recvStage, outView, gatherDim, n, block,
+                   position);
+    };
+  }
+  return dispatch(std::move(p), async);
+}
+
+int64_t reduceScatter(ElemType type, bool async, int64_t inRank, void *in,
+                      int64_t outRank, void *out, int64_t meshId,
+                      int64_t axesMask, int64_t scatterDim, int64_t reduce) {
+  std::string name = opName("reduce_scatter", type, async);
+  const char *op = name.c_str();
+  CommBackend &backend = backendFor(op);
+  size_t es = elemSize(type);
+  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
+  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
+  if (inRank != outRank)
+    fatal(op, mismatch("input and output ranks differ", inView, outView));
+  checkDim(op, "scatter dim", scatterDim, inRank);
+  bool divide = false;
+  ReduceOp rop = reduceOp(op, reduce, divide);
+  CommGroup &group = getGroup(op, meshId, axesMask);
+  int64_t n = group.getSize();
+  if (!sameOutside(inView, outView, scatterDim, scatterDim))
+    fatal(op,
+          mismatch("sizes outside the scatter dim differ", inView, outView));
+  int64_t block = outView.sizes[scatterDim];
+  if (inView.sizes[scatterDim] != n * block)
+    fatal(op, "input size " + std::to_string(inView.sizes[scatterDim]) +
+                  " along scatter dim " + std::to_string(scatterDim) +
+                  " is not group size " + std::to_string(n) +
+                  " x output size " + std::to_string(block) + " " +
+                  shapesOf(inView, outView));
+
+  Pending p;
+  p.op = name;
+  const void *send =
+      packBlocks(backend, inView, scatterDim, n, block, p.sendStage);
+  bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
+  if (!direct)
+    p.recvStage = StageBuffer(backend, outView.getNumBytes());
+  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
+  size_t count = outView.getNumElements();
+  p.request = backend.reduceScatter(send, recv, count, type, rop, group, op);
+  p.complete = [=, &backend](Pending &self) {
+    if (divide)
+      backend.divide(recv, count, type, n);
+    if (!direct)
+      unpackBlocks(backend, self.recvStage, outView, -1, 1, 0,
+                   identityPosition);
+  };
+  return dispatch(std::move(p), async);
+}
+
+int64_t allToAll(ElemType type, bool async, int64_t inRank, void *in,
+                 int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
+                 int64_t splitDim, int64_t concatDim) {
+  std::string name = opName("all_to_all", type, async);
+  const char *op = name.c_str();
+  CommBackend &backend = backendFor(op);
+  size_t es = elemSize(type);
+  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
+  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
+  if (inRank != outRank)
+    fatal(op, mismatch("input and output ranks differ", inView, outView));
+  checkDim(op, "split dim", splitDim, inRank);
+  checkDim(op, "concat dim", concatDim, inRank);
+  CommGroup &group = getGroup(op, meshId, axesMask);
+  int64_t n = group.getSize();
+  if (!sameOutside(inView, outView, splitDim, concatDim))
+    fatal(op, mismatch("sizes outside the split and concat dims differ", inView,
+                       outView));
+  if (inView.sizes[splitDim] % n != 0)
+    fatal(op, "input size " + std::to_string(inView.sizes[splitDim]) +
+                  " along split dim " + std::to_string(splitDim) +
+                  " is not a multiple of group size " + std::to_string(n));
+  int64_t sendBlock = inView.sizes[splitDim] / n;
+  std::vector<int64_t> expected = inView.sizes;
+  expected[splitDim] = sendBlock;
+  expected[concatDim] *= n;
+  if (outView.sizes != expected)
+    fatal(op, "output shape " + formatShape(outView.sizes) +
+                  " is not the input shape " + formatShape(inView.sizes) +
+                  " split along dim " + std::to_string(splitDim) +
+                  " and concatenated along dim " + std::to_string(concatDim) +
+                  " over group size " + std::to_string(n) + " (" +
+                  formatShape(expected) + ")");
+  // The chunk each process sends and receives has the input's shape with
+  // the split dim divided by n; along concatDim it has recvBlock elements.
+  std::vector<int64_t> chunkShape = inView.sizes;
+  chunkShape[splitDim] = sendBlock;
+  int64_t recvBlock = chunkShape[concatDim];
+
+  Pending p;
+  p.op = name;
+  const void *send =
+      packBlocks(backend, inView, splitDim, n, sendBlock, p.sendStage);
+  bool direct = receiveDirect(outView, concatDim, send, inView.getNumBytes());
+  if (!direct)
+    p.recvStage = StageBuffer(backend, outView.getNumBytes());
+  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
+  size_t count = inView.getNumElements() / n;
+  p.request = backend.allToAll(send, recv, count, type, group, op);
+  if (!direct) {
+    p.complete = [=, &backend](Pending &self) {
+      unpackBlocks(backend, self.recvStage, outView, concatDim, n, recvBlock,
+                   identityPosition);
+    };
+  }
+  return dispatch(std::move(p), async);
+}
+
+int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
+                int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
+                int64_t permRank, void *perm) {
+  std::string name = opName("permute", type, async);
+  const char *op = name.c_str();
+  CommBackend &backend = backendFor(op);
+  size_t es = elemSize(type);
+  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
+  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
+  if (inView.sizes != outView.sizes)
+    fatal(op,
+          mismatch("output shape differs from input shape", inView, outView));
+  if (permRank != 1)
+    fatal(op, "perm has rank " + std::to_string(permRank) + ", expected 1");
+  StridedView permView =
+      decodeMemRef(permRank, perm, sizeof(int64_t), op, "perm");
+  CommGroup &group = getGroup(op, meshId, axesMask);
+  int64_t n = group.getSize();
+  if (permView.sizes[0] != n)
+    fatal(op, "perm has " + std::to_string(permView.sizes[0]) +
+                  " entries, the group has " + std::to_string(n) +
+                  " processes");
+  std::vector<int64_t> targets(n);
+  std::vector<bool> seen(n, false);
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(&targets[i], permView.data + i * permView.strides[0] * 8, 8);
+    if (targets[i] < 0 || targets[i] >= n || seen[targets[i]])
+      fatal(op, "perm is not a permutation of 0.." + std::to_string(n - 1) +
+                    " (entry " + std::to_string(i) + " is " +
+                    std::to_string(targets[i]) + ")");
+    seen[targets[i]] = true;
+  }
+  int64_t me = group.getIndex();
+  int64_t sendTo = targets[me];
+  int64_t recvFrom = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (targets[j] == me)
+      recvFrom = j;
+
+  Pending p;
+  p.op = name;
+  const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
+  bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
+  if (!direct)
+    p.recvStage = StageBuffer(backend, outView.getNumBytes());
+  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
+  p.request = backend.sendRecv(send, recv, inView.getNumElements(), type,
+                               sendTo, recvFrom, group, op);
+  if (!direct) {
+    p.complete = [=, &backend](Pending &self) {
+      unpackBlocks(backend, self.recvStage, outView, -1, 1, 0,
+                   identityPosition);
+    };
+  }
+  return dispatch(std::move(p), async);
+}
+
+int64_t broadcast(ElemType type, bool async, int64_t inRank, void *in,
+                  int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
+                  int64_t root) {
+  std::string name = opName("broadcast", type, async);
+  const char *op = name.c_str();
+  CommBackend &backend = backendFor(op);
+  size_t es = elemSize(type);
+  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
+  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
+  if (inView.sizes != outView.sizes)
+    fatal(op,
+          mismatch("output shape differs from input shape", inView, outView));
+  CommGroup &group = getGroup(op, meshId, axesMask);
+  int64_t n = group.getSize();
+  if (root < 0 || root >= n)
+    fatal(op, "root " + std::to_string(root) +
+                  " is not a group index (group "
+                  "size " +
+                  std::to_string(n) + ")");
+
+  Pending p;
+  p.op = name;
+  bool isRoot = group.getIndex() == root;
+  // Only the root's input is read.
+  const void *send =
+      isRoot ? packBlocks(backend, inView, -1, 1, 0, p.sendStage) : nullptr;
+  bool direct =
+      receiveDirect(outView, -1, send, isRoot ? inView.getNumBytes() : 0);
+  if (!direct)
+    p.recvStage = StageBuffer(backend, outView.getNumBytes());
+  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
+  p.request = backend.broadcast(send, recv, outView.getNumElements(), type,
+                                root, group, op);
+  if (!direct) {
+    p.complete = [=, &backend](Pending &self) {
+      unpackBlocks(backend, self.recvStage, outView, -1, 1, 0,
+                   identityPosition);
+    };
+  }
+  return dispatch(std::move(p), async);
+}
+
+/// The backend of this build: MPI, for CPU ranks. A CUDA build adds its
+/// NCCL backend (CommBackend.h) here, chosen by the host at init.
+std::unique_ptr<CommBackend> createBackend(int *argc, char ***argv) {
+  return createMPIBackend(argc, argv);
+}
+
+} // namespace
+
+[[noreturn]] void fatal(const char *op, const std::string &message) {
+  State &s = state();
+  std::string rank =
+      s.backend ? std::to_string(s.backend->worldRank()) : std::string("?");
+  std::fprintf(stderr, "dtensor runtime: rank %s: %s: %s\n", rank.c_str(), op,
+               message.c_str());
+  std::fflush(stderr);
+  if (s.backend)
+    s.backend->abortJob(1);
+  std::abort();
+}
+
+} // namespace dtensor::rt
+
+using namespace dtensor::rt;
+
+//===----------------------------------------------------------------------===//
+// Host side
+//===----------------------------------------------------------------------===//
+
+int dtensor_rt_init(int *argc, char ***argv) {
+  State &s = state();
+  if (s.backend)
+    return 0;
+  s.backend = createBackend(argc, argv);
+  if (!s.backend)
+    return 1;
+  if (const char *fault = std::getenv("DTENSOR_RT_FAULT")) {
+    std::string value = fault;
+    if (value == "swap-gather-chunks")
+      s.swapGatherChunks = true;
+    else if (!value.empty())
+      fatal("init", "unknown DTENSOR_RT_FAULT value '" + value +
+                        "' (known: swap-gather-chunks)");
+  }
+  return 0;
+}
+
+void dtensor_rt_finalize(void) {
+  State &s = state();
+  if (!s.backend)
+    return;
+  if (!s.pending.empty()) {
+    std::string handles;
+    for (auto &entry : s.pending)
+      handles +=
+          " " + std::to_string(entry.first) + " (" + entry.second.op + ")";
+    fatal("finalize", std::to_string(s.pending.size()) +
+                          " asynchronous collective(s) started but never "
+                          "waited: handle" +
+                          handles);
+  }
+  s.groups.clear();
+  s.meshes.clear();
+  s.backend->finalize();
+  s.backend.reset();
+  s.nextHandle = 1;
+}
+
+int64_t dtensor_rt_world_rank(void) {
+  return backendFor("world_rank").worldRank();
+}
+
+int64_t dtensor_rt_world_size(void) {
+  return backendFor("world_size").worldSize();
+}
+
+int dtensor_rt_register_mesh(int64_t mesh, int64_t rank, const int64_t *shape,
+                             const int64_t *devices) {
+  const char *op = "register_mesh";
+  State &s = state();
+  CommBackend &backend = backendFor(op);
+  int64_t worldSize = backend.worldSize();
+  auto fail = [&](const std::string &message) {
+    std::fprintf(stderr, "dtensor runtime: rank %lld: %s: mesh %lld: %s\n",
+                 static_cast<long long>(backend.worldRank()), op,
+                 static_cast<long long>(mesh), message.c_str());
+    return 1;
+  };
+  if (mesh < 0)
+    return fail("mesh ids are non-negative");
+  if (s.meshes.count(mesh))
+    return fail("registered twice");
+  if (rank < 1 || rank > 62 || !shape)
+    return fail("rank " + std::to_string(rank) + " is not in 1..62");
+  Mesh m;
+  int64_t numPositions = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (shape[d] < 1)
+      return fail("size " + std::to_string(shape[d]) + " of axis " +
+                  std::to_string(d) + " is not positive");
+    m.shape.push_back(shape[d]);
+  }
+  for (int64_t size : m.shape) {
+    if (size > worldSize / numPositions)
+      return fail("shape " + formatShape(m.shape) +
+                  " needs more processes than the world's " +
+                  std::to_string(worldSize));
+    numPositions *= size;
+  }
+  std::vector<bool> used(worldSize, false);
+  for (int64_t p = 0; p < numPositions; ++p) {
+    int64_t r = devices ? devices[p] : p;
+    if (r < 0 || r >= worldSize)
+      return fail("device " + std::to_string(r) + " at position " +
+                  std::to_string(p) + " is not a world rank (world size " +
+                  std::to_string(worldSize) + ")");
+    if (used[r])
+      return fail("device " + std::to_string(r) + " appears twice");
+    used[r] = true;
+    m.positionRanks.push_back(r);
+  }
+  int64_t me = backend.worldRank();
+  for (int64_t p = 0; p < numPositions; ++p) {
+    if (m.positionRanks[p] != me)
+      continue;
+    m.coords.assign(rank, 0);
+    int64_t rest = p;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      m.coords[d] = rest % m.shape[d];
+      rest /= m.shape[d];
+    }
+  }
+  backend.registerMesh(mesh, m.positionRanks);
+  s.meshes.emplace(mesh, std::move(m));
+  return 0;
+}
+
+void dtensor_rt_barrier(void) { backendFor("barrier").barrier("barrier"); }
+
+//===----------------------------------------------------------------------===//
+// Compiled code
+//===----------------------------------------------------------------------===//
+
+int64_t dtensor_rt_coord(int64_t mesh, int64_t axesMask) {
+  const Mesh &m = getMesh("coord", mesh, axesMask);
+  return groupSpec(m, mesh, axesMask).index;
+}
+
+void dtensor_rt_wait(int64_t handle) {
+  const char *op = "wait";
+  State &s = state();
+  backendFor(op);
+  auto it = s.pending.find(handle);
+  if (it == s.pending.end()) {
+    if (handle > 0 && handle < s.nextHandle)
+      fatal(op, "handle " + std::to_string(handle) + " was already waited");
+    fatal(op, "handle " + std::to_string(handle) + " was never started");
+  }
+  Pending p = std::move(it->second);
+  s.pending.erase(it);
+  finish(p);
+}
+
+#define DTENSOR_RT_DEFINE_COLLECTIVES(SUFFIX, TYPE)                            \
+  void dtensor_rt_all_reduce_##SUFFIX(                                         \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t reduce) {                                      \
+    allReduce(TYPE, false, inRank, in, outRank, out, mesh, axesMask, reduce);  \
+  }                                                                            \
+  void dtensor_rt_all_gather_##SUFFIX(                                         \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t gatherDim) {                                   \
+    allGather(TYPE, false, inRank, in, outRank, out, mesh, axesMask,           \
+              gatherDim);                                                      \
+  }                                                                            \
+  void dtensor_rt_reduce_scatter_##SUFFIX(                                     \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t scatterDim, int64_t reduce) {                  \
+    reduceScatter(TYPE, false, inRank, in, outRank, out, mesh, axesMask,       \
+                  scatterDim, reduce);                                         \
+  }                                                                            \
+  void dtensor_rt_all_to_all_##SUFFIX(                                         \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t splitDim, int64_t concatDim) {                 \
+    allToAll(TYPE, false, inRank, in, outRank, out, mesh, axesMask, splitDim,  \
+             concatDim);                                                       \
+  }                                                                            \
+  void dtensor_rt_permute_##SUFFIX(int64_t inRank, void *in, int64_t outRank,  \
+                                   void *out, int64_t mesh, int64_t axesMask,  \
+                                   int64_t permRank, void *perm) {             \
+    permute(TYPE, false, inRank, in, outRank, out, mesh, axesMask, permRank,   \
+            perm);                                                             \
+  }                                                                            \
+  void dtensor_rt_broadcast_##SUFFIX(int64_t inRank, void *in,                 \
+                                     int64_t outRank, void *out, int64_t mesh, \
+                                     int64_t axesMask, int64_t root) {         \
+    broadcast(TYPE, false, inRank, in, outRank, out, mesh, axesMask, root);    \
+  }                                                                            \
+  int64_t dtensor_rt_start_all_reduce_##SUFFIX(                                \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t reduce) {                                      \
+    return allReduce(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
+                     reduce);                                                  \
+  }                                                                            \
+  int64_t dtensor_rt_start_all_gather_##SUFFIX(                                \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t gatherDim) {                                   \
+    return allGather(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
+                     gatherDim);                                               \
+  }                                                                            \
+  int64_t dtensor_rt_start_reduce_scatter_##SUFFIX(                            \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t scatterDim, int64_t reduce) {                  \
+    return reduceScatter(TYPE, true, inRank, in, outRank, out, mesh, axesMask, \
+                         scatterDim, reduce);                                  \
+  }                                                                            \
+  int64_t dtensor_rt_start_all_to_all_##SUFFIX(                                \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t splitDim, int64_t concatDim) {                 \
+    return allToAll(TYPE, true, inRank, in, outRank, out, mesh, axesMask,      \
+                    splitDim, concatDim);                                      \
+  }                                                                            \
+  int64_t dtensor_rt_start_permute_##SUFFIX(                                   \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t permRank, void *perm) {                        \
+    return permute(TYPE, true, inRank, in, outRank, out, mesh, axesMask,       \
+                   permRank, perm);                                            \
+  }                                                                            \
+  int64_t dtensor_rt_start_broadcast_##SUFFIX(                                 \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t root) {                                        \
+    return broadcast(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
+                     root);                                                    \
+  }
+
+DTENSOR_RT_DEFINE_COLLECTIVES(f32, ElemType::F32)
+DTENSOR_RT_DEFINE_COLLECTIVES(f64, ElemType::F64)
+DTENSOR_RT_DEFINE_COLLECTIVES(i32, ElemType::I32)
+DTENSOR_RT_DEFINE_COLLECTIVES(i64, ElemType::I64)

@@ -1,0 +1,594 @@
+//===- LowerToRuntime.cpp - per-rank collectives to runtime calls ---------===//
+//
+// After this pass a per-rank program holds only upstream ops plus calls of
+// the runtime ABI (include/dtensor/Runtime/Runtime.h), ready for One-Shot
+// Bufferize and the LLVM conversions. The bridge between tensors and the
+// buffers the runtime reads and writes is bufferization.to_buffer (inputs,
+// with a fully dynamic layout so that any buffer fits) and
+// bufferization.to_tensor (fresh output buffers, restrict + writable).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_LOWERTORUNTIMEPASS
+#include "dtensor/Transforms/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+/// The runtime's suffix for an element type, or failure.
+static FailureOr<StringRef> elementSuffix(Type type) {
+  if (type.isF32())
+    return StringRef("f32");
+  if (type.isF64())
+    return StringRef("f64");
+  if (type.isInteger(32))
+    return StringRef("i32");
+  if (type.isInteger(64))
+    return StringRef("i64");
+  return failure();
+}
+
+class RuntimeLowering {
+public:
+  explicit RuntimeLowering(ModuleOp module)
+      : module(module), builder(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  Location loc() { return currentLoc; }
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(builder, loc(),
+                                     builder.getI64IntegerAttr(v));
+  }
+  func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results);
+  Value unranked(Value memref);
+  /// `tensor` as a buffer the runtime may read.
+  Value inputBuffer(Value tensor);
+  /// A fresh buffer of `type`, dynamic sizes from `sizes` (one per dim).
+  Value outputBuffer(RankedTensorType type, ArrayRef<OpFoldResult> sizes);
+  Value asTensor(Value buffer, RankedTensorType type);
+  FailureOr<int64_t> meshId(FlatSymbolRefAttr mesh, Operation *op);
+  int64_t axesMask(ArrayRef<int64_t> axes);
+
+  LogicalResult expandOps(func::FuncOp func);
+  LogicalResult expandFused(Operation *op);
+  Value buildMatmul(Value a, Value b);
+  /// Emits the runtime call for a single-tensor collective; returns the
+  /// output buffer and, if `async`, sets `handle`.
+  FailureOr<Value> emitCall(Operation *op, Value input, RankedTensorType type,
+                            int64_t index, bool async, Value *handle);
+  LogicalResult lowerSync(Operation *op);
+  LogicalResult lowerAsync(AsyncStartOp op);
+
+  ModuleOp module;
+  OpBuilder builder;
+  Location currentLoc = UnknownLoc::get(module.getContext());
+  DenseMap<StringAttr, int64_t> meshIds;
+};
+
+func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange inputs,
+                                      TypeRange results) {
+  if (auto func = module.lookupSymbol<func::FuncOp>(name))
+    return func;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(
+      builder, module.getLoc(), name,
+      builder.getFunctionType(inputs, results));
+  func.setPrivate();
+  return func;
+}
+
+Value RuntimeLowering::unranked(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  return memref::CastOp::create(
+      builder, loc(), UnrankedMemRefType::get(type.getElementType(), 0),
+      memref);
+}
+
+Value RuntimeLowering::inputBuffer(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(builder.getContext(),
+                                       ShapedType::kDynamic, strides);
+  auto memrefType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
+  return bufferization::ToBufferOp::create(builder, loc(), memrefType, tensor,
+                                           /*read_only=*/true);
+}
+
+Value RuntimeLowering::outputBuffer(RankedTensorType type,
+                                    ArrayRef<OpFoldResult> sizes) {
+  SmallVector<Value> dynamic;
+  for (auto [dim, size] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(size))
+      dynamic.push_back(
+          getValueOrCreateConstantIndexOp(builder, loc(), sizes[dim]));
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return memref::AllocOp::create(builder, loc(), memrefType, dynamic);
+}
+
+Value RuntimeLowering::asTensor(Value buffer, RankedTensorType type) {
+  return bufferization::ToTensorOp::create(builder, loc(), type, buffer,
+                                           builder.getUnitAttr(),
+                                           builder.getUnitAttr());
+}
+
+FailureOr<int64_t> RuntimeLowering::meshId(FlatSymbolRefAttr mesh,
+                                           Operation *op) {
+  auto it = meshIds.find(mesh.getAttr());
+  if (it == meshIds.end())
+    return op->emitError() << mesh << " does not name a dtensor.mesh";
+  return it->second;
+}
+
+int64_t RuntimeLowering::axesMask(ArrayRef<int64_t> axes) {
+  int64_t mask = 0;
+  for (int64_t axis : axes)
+    mask |= int64_t(1) << axis;
+  return mask;
+}
+
+Value RuntimeLowering::buildMatmul(Value a, Value b) {
+  // C[..., m, n] = sum_k A[..., m, k] * B[k, n], any batch rank of A.
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(b.getType());
+  int64_t rank = aType.getRank();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc(), a);
+  sizes.back() = tensor::getMixedSizes(builder, loc(), b).back();
+  Type elementType = aType.getElementType();
+  Value init = tensor::EmptyOp::create(builder, loc(), sizes, elementType);
+  Value zero =
+      arith::ConstantOp::create(builder, loc(), builder.getZeroAttr(elementType));
+  init = linalg::FillOp::create(builder, loc(), zero, init).getResult(0);
+  // Loops: rank - 1 output-row dims, n, k.
+  MLIRContext *ctx = builder.getContext();
+  int64_t numLoops = rank + 1;
+  SmallVector<AffineExpr> aExprs, bExprs, cExprs;
+  for (int64_t d = 0; d < rank - 1; ++d) {
+    aExprs.push_back(getAffineDimExpr(d, ctx));
+    cExprs.push_back(getAffineDimExpr(d, ctx));
+  }
+  AffineExpr n = getAffineDimExpr(rank - 1, ctx), k = getAffineDimExpr(rank, ctx);
+  aExprs.push_back(k);
+  bExprs = {k, n};
+  cExprs.push_back(n);
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, aExprs, ctx),
+                                 AffineMap::get(numLoops, 0, bExprs, ctx),
+                                 AffineMap::get(numLoops, 0, cExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  bool isFloat = isa<FloatType>(elementType);
+  (void)bType;
+  return linalg::GenericOp::create(
+             builder, loc(), init.getType(), ValueRange{a, b}, init, maps,
+             iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value product =
+                   isFloat ? arith::MulFOp::create(nb, l, args[0], args[1])
+                                 .getResult()
+                           : arith::MulIOp::create(nb, l, args[0], args[1])
+                                 .getResult();
+               Value sum =
+                   isFloat
+                       ? arith::AddFOp::create(nb, l, args[2], product).getResult()
+                       : arith::AddIOp::create(nb, l, args[2], product).getResult();
+               linalg::YieldOp::create(nb, l, sum);
+             })
+      .getResult(0);
+}
+
+LogicalResult RuntimeLowering::expandFused(Operation *op) {
+  currentLoc = op->getLoc();
+  builder.setInsertionPoint(op);
+  auto collectiveOf = [&](Operation *fused) -> Operation * {
+    if (auto agmm = dyn_cast<AllGatherMatmulOp>(fused))
+      return AllGatherOp::create(builder, loc(), agmm.getGathered().getType(),
+                                 agmm.getA(), agmm.getMeshAttr(),
+                                 agmm.getMeshAxesAttr(),
+                                 agmm.getGatherDimAttr());
+    auto mmrs = cast<MatmulReduceScatterOp>(fused);
+    Value product = buildMatmul(mmrs.getA(), mmrs.getB());
+    return ReduceScatterOp::create(builder, loc(), mmrs.getResult().getType(),
+                                   product, mmrs.getMeshAttr(),
+                                   mmrs.getMeshAxesAttr(),
+                                   mmrs.getScatterDimAttr(),
+                                   mmrs.getReduceAttr());
+  };
+  auto finish = [&](Operation *fused, Value collectiveResult) {
+    if (auto agmm = dyn_cast<AllGatherMatmulOp>(fused)) {
+      agmm.getGathered().replaceAllUsesWith(collectiveResult);
+      for (auto [b, c] : llvm::zip(agmm.getBs(), agmm.getResults()))
+        c.replaceAllUsesWith(buildMatmul(collectiveResult, b));
+    } else {
+      fused->getResult(0).replaceAllUsesWith(collectiveResult);
+    }
+  };
+  auto start = op->getParentOfType<AsyncStartOp>();
+  if (!start) {
+    Operation *collective = collectiveOf(op);
+    finish(op, collective->getResult(0));
+    op->erase();
+    return success();
+  }
+  // async_start { fused } -> async_start { collective }, and the matmuls of
+  // an all_gather_matmul after the wait of the gathered A.
+  if (start.getFutures().size() != op->getNumResults())
+    return op->emitError("malformed async fused op");
+  SmallVector<WaitOp> waits;
+  for (Value future : start.getFutures())
+    waits.push_back(cast<WaitOp>(*future.getUsers().begin()));
+  builder.setInsertionPoint(start);
+  Value prologue; // matmul_reduce_scatter's product is computed up front.
+  if (auto mmrs = dyn_cast<MatmulReduceScatterOp>(op))
+    prologue = buildMatmul(mmrs.getA(), mmrs.getB());
+  Operation *collective =
+      isa<AllGatherMatmulOp>(op)
+          ? collectiveOf(op)
+          : ReduceScatterOp::create(
+                builder, loc(), op->getResult(0).getType(), prologue,
+                cast<MatmulReduceScatterOp>(op).getMeshAttr(),
+                cast<MatmulReduceScatterOp>(op).getMeshAxesAttr(),
+                cast<MatmulReduceScatterOp>(op).getScatterDimAttr(),
+                cast<MatmulReduceScatterOp>(op).getReduceAttr());
+  Type resultType = collective->getResult(0).getType();
+  Type futureType =
+      FutureType::get(builder.getContext(), cast<RankedTensorType>(resultType));
+  auto newStart = AsyncStartOp::create(builder, loc(), TypeRange{futureType});
+  Block *body = builder.createBlock(&newStart.getBody());
+  collective->moveBefore(body, body->end());
+  builder.setInsertionPointToEnd(body);
+  YieldOp::create(builder, loc(), collective->getResults());
+  // One wait for the collective, placed at the earliest original wait.
+  WaitOp first = waits.front();
+  for (WaitOp wait : waits)
+    if (wait->isBeforeInBlock(first))
+      first = wait;
+  builder.setInsertionPoint(first);
+  Value done = WaitOp::create(builder, loc(), resultType,
+                              newStart.getFutures()[0]);
+  if (auto agmm = dyn_cast<AllGatherMatmulOp>(op)) {
+    waits[0].getResult().replaceAllUsesWith(done);
+    for (auto [i, b] : llvm::enumerate(agmm.getBs()))
+      waits[i + 1].getResult().replaceAllUsesWith(buildMatmul(done, b));
+  } else {
+    waits[0].getResult().replaceAllUsesWith(done);
+  }
+  for (WaitOp wait : waits)
+    wait.erase();
+  start.erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::expandOps(func::FuncOp func) {
+  // Fused comm + compute: expand into the collective and its matmuls.
+  SmallVector<Operation *> fused;
+  func.walk([&](Operation *op) {
+    if (isa<AllGatherMatmulOp, MatmulReduceScatterOp>(op))
+      fused.push_back(op);
+  });
+  for (Operation *op : fused)
+    if (failed(expandFused(op)))
+      return failure();
+
+  // Embedding lookups: out[b..., j] = table[ids[b..., 0], j].
+  SmallVector<tensor::GatherOp> gathers;
+  func.walk([&](tensor::GatherOp op) { gathers.push_back(op); });
+  for (tensor::GatherOp op : gathers) {
+    currentLoc = op.getLoc();
+    RankedTensorType table = op.getSourceType();
+    RankedTensorType result = op.getResultType();
+    if (table.getRank() != 2 || op.getGatherDims() != ArrayRef<int64_t>{0} ||
+        result.getRank() != op.getIndicesType().getRank())
+      return op.emitError("only rank-reduced 2-D embedding lookups "
+                          "(gather_dims([0])) can be lowered");
+    builder.setInsertionPoint(op);
+    int64_t rank = result.getRank();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(builder, loc(), op.getIndices());
+    sizes.back() = tensor::getMixedSizes(builder, loc(), op.getSource())[1];
+    Value init =
+        tensor::EmptyOp::create(builder, loc(), sizes, result.getElementType());
+    SmallVector<AffineMap> maps = {builder.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value ids = op.getIndices(), source = op.getSource();
+    auto generic = linalg::GenericOp::create(
+        builder, loc(), result, ValueRange{}, init, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> idIndex;
+          for (int64_t d = 0; d < rank - 1; ++d)
+            idIndex.push_back(linalg::IndexOp::create(b, l, d));
+          idIndex.push_back(arith::ConstantIndexOp::create(b, l, 0));
+          Value id = tensor::ExtractOp::create(b, l, ids, idIndex);
+          if (!id.getType().isIndex())
+            id = arith::IndexCastOp::create(b, l, b.getIndexType(), id);
+          Value column = linalg::IndexOp::create(b, l, rank - 1);
+          Value v = tensor::ExtractOp::create(b, l, source,
+                                              ValueRange{id, column});
+          linalg::YieldOp::create(b, l, v);
+        });
+    op.getResult().replaceAllUsesWith(generic.getResult(0));
+    op.erase();
+  }
+
+  // Aggregated ops (softmax) into their parts.
+  SmallVector<linalg::AggregatedOpInterface> aggregated;
+  func.walk([&](linalg::AggregatedOpInterface op) { aggregated.push_back(op); });
+  for (linalg::AggregatedOpInterface op : aggregated) {
+    builder.setInsertionPoint(op);
+    FailureOr<SmallVector<Value>> parts = op.decomposeOperation(builder);
+    if (failed(parts))
+      return op->emitError("cannot decompose this op for lowering");
+    op->replaceAllUsesWith(*parts);
+    op->erase();
+  }
+
+  RewritePatternSet patterns(func.getContext());
+  tensor::populateDecomposeTensorConcatPatterns(patterns);
+  return applyPatternsGreedily(func, std::move(patterns));
+}
+
+FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
+                                           RankedTensorType type,
+                                           int64_t index, bool async,
+                                           Value *handle) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  FailureOr<StringRef> suffix = elementSuffix(inputType.getElementType());
+  if (failed(suffix))
+    return op->emitError("the CPU runtime has no collectives on ")
+           << inputType.getElementType() << " (supported: f32, f64, i32, i64)";
+  auto collective = cast<CollectiveOpInterface>(op);
+  FailureOr<int64_t> mesh = meshId(collective.getMeshAttr(), op);
+  if (failed(mesh))
+    return failure();
+
+  // Kind-specific trailing arguments and the output's dynamic sizes.
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc(), input);
+  SmallVector<Value> extra;
+  StringRef kind;
+  int64_t groupSize = 1;
+  if (auto meshOp = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+          op, collective.getMeshAttr()))
+    groupSize = meshOp.getGroupSize(collective.getMeshAxes());
+  auto scale = [&](int64_t dim, bool divide) {
+    Value size = getValueOrCreateConstantIndexOp(builder, loc(), sizes[dim]);
+    Value n = arith::ConstantIndexOp::create(builder, loc(), groupSize);
+    sizes[dim] = divide ? arith::DivUIOp::create(builder, loc(), size, n)
+                              .getResult()
+                        : arith::MulIOp::create(builder, loc(), size, n)
+                              .getResult();
+  };
+  Value permBuffer;
+  if (auto ar = dyn_cast<AllReduceOp>(op)) {
+    kind = "all_reduce";
+    extra.push_back(i64(static_cast<int64_t>(ar.getReduce())));
+  } else if (auto ar = dyn_cast<AllReduceCoalescedOp>(op)) {
+    kind = "all_reduce";
+    extra.push_back(i64(static_cast<int64_t>(ar.getReduce())));
+  } else if (auto ag = dyn_cast<AllGatherOp>(op)) {
+    kind = "all_gather";
+    extra.push_back(i64(ag.getGatherDim()));
+    scale(ag.getGatherDim(), false);
+  } else if (auto ag = dyn_cast<AllGatherCoalescedOp>(op)) {
+    kind = "all_gather";
+    int64_t dim = ag.getGatherDims()[index];
+    extra.push_back(i64(dim));
+    scale(dim, false);
+  } else if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
+    kind = "reduce_scatter";
+    extra.push_back(i64(rs.getScatterDim()));
+    extra.push_back(i64(static_cast<int64_t>(rs.getReduce())));
+    scale(rs.getScatterDim(), true);
+  } else if (auto rs = dyn_cast<ReduceScatterCoalescedOp>(op)) {
+    kind = "reduce_scatter";
+    int64_t dim = rs.getScatterDims()[index];
+    extra.push_back(i64(dim));
+    extra.push_back(i64(static_cast<int64_t>(rs.getReduce())));
+    scale(dim, true);
+  } else if (auto a2a = dyn_cast<AllToAllOp>(op)) {
+    kind = "all_to_all";
+    extra.push_back(i64(a2a.getSplitDim()));
+    extra.push_back(i64(a2a.getConcatDim()));
+    if (a2a.getSplitDim() != a2a.getConcatDim()) {
+      scale(a2a.getSplitDim(), true);
+      scale(a2a.getConcatDim(), false);
+    }
+  } else if (auto permute = dyn_cast<PermuteOp>(op)) {
+    kind = "permute";
+    // The permutation as a small constant buffer.
+    auto permType = RankedTensorType::get(
+        {static_cast<int64_t>(permute.getPerm().size())},
+        builder.getI64Type());
+    Value perm = arith::ConstantOp::create(
+        builder, loc(),
+        DenseIntElementsAttr::get(permType, permute.getPerm()));
+    permBuffer = inputBuffer(perm);
+  } else if (auto bcast = dyn_cast<BroadcastOp>(op)) {
+    kind = "broadcast";
+    extra.push_back(i64(bcast.getRoot()));
+  } else {
+    return op->emitError("no runtime lowering for this collective");
+  }
+
+  Value in = inputBuffer(input);
+  if (async) {
+    // The runtime reads the input until the wait: give it its own copy so
+    // that bufferization may reuse the original buffer meanwhile.
+    Value copy = outputBuffer(
+        inputType, tensor::getMixedSizes(builder, loc(), input));
+    memref::CopyOp::create(builder, loc(), in, copy);
+    in = copy;
+  }
+  Value out = outputBuffer(type, sizes);
+  SmallVector<Value> args = {unranked(in), unranked(out), i64(*mesh),
+                             i64(axesMask(collective.getMeshAxes()))};
+  if (permBuffer)
+    args.push_back(unranked(permBuffer));
+  llvm::append_range(args, extra);
+  std::string name = (Twine("dtensor_rt_") + (async ? "start_" : "") + kind +
+                      "_" + *suffix)
+                         .str();
+  SmallVector<Type> results;
+  if (async)
+    results.push_back(builder.getI64Type());
+  func::FuncOp callee = declare(name, TypeRange(args), results);
+  auto call = func::CallOp::create(builder, loc(), callee, args);
+  if (async)
+    *handle = call.getResult(0);
+  return out;
+}
+
+LogicalResult RuntimeLowering::lowerSync(Operation *op) {
+  currentLoc = op->getLoc();
+  builder.setInsertionPoint(op);
+  SmallVector<Value> inputs = isa<AllReduceCoalescedOp, AllGatherCoalescedOp,
+                                  ReduceScatterCoalescedOp>(op)
+                                  ? SmallVector<Value>(op->getOperands())
+                                  : SmallVector<Value>{op->getOperand(0)};
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    auto type = cast<RankedTensorType>(op->getResult(i).getType());
+    FailureOr<Value> out = emitCall(op, input, type, i, false, nullptr);
+    if (failed(out))
+      return failure();
+    op->getResult(i).replaceAllUsesWith(asTensor(*out, type));
+  }
+  op->erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::lowerAsync(AsyncStartOp start) {
+  Operation *op = start.getCollective();
+  if (!op)
+    return start.emitError("malformed dtensor.async_start");
+  currentLoc = op->getLoc();
+  builder.setInsertionPoint(start);
+  // Operands of the collective are defined above the start.
+  SmallVector<Value> inputs = isa<AllReduceCoalescedOp, AllGatherCoalescedOp,
+                                  ReduceScatterCoalescedOp>(op)
+                                  ? SmallVector<Value>(op->getOperands())
+                                  : SmallVector<Value>{op->getOperand(0)};
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    auto type = cast<RankedTensorType>(op->getResult(i).getType());
+    builder.setInsertionPoint(start);
+    Value handle;
+    FailureOr<Value> out = emitCall(op, input, type, i, true, &handle);
+    if (failed(out))
+      return failure();
+    auto wait = cast<WaitOp>(*start.getFutures()[i].getUsers().begin());
+    builder.setInsertionPoint(wait);
+    currentLoc = wait.getLoc();
+    func::FuncOp waitFn = declare("dtensor_rt_wait", {builder.getI64Type()}, {});
+    func::CallOp::create(builder, loc(), waitFn, handle);
+    wait.getResult().replaceAllUsesWith(asTensor(*out, type));
+    wait.erase();
+    currentLoc = op->getLoc();
+  }
+  start.erase();
+  return success();
+}
+
+LogicalResult RuntimeLowering::run() {
+  int64_t next = 0;
+  for (auto mesh : module.getOps<MeshOp>())
+    meshIds[mesh.getSymNameAttr()] = next++;
+
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  for (func::FuncOp func : funcs) {
+    if (func.isExternal())
+      continue;
+    if (failed(expandOps(func)))
+      return failure();
+    // Coordinates from the runtime.
+    SmallVector<CoordOp> coords;
+    func.walk([&](CoordOp op) { coords.push_back(op); });
+    for (CoordOp op : coords) {
+      currentLoc = op.getLoc();
+      builder.setInsertionPoint(op);
+      FailureOr<int64_t> mesh = meshId(op.getMeshAttr(), op);
+      if (failed(mesh))
+        return failure();
+      func::FuncOp callee =
+          declare("dtensor_rt_coord", {builder.getI64Type(), builder.getI64Type()},
+                  {builder.getI64Type()});
+      Value value = func::CallOp::create(
+                        builder, loc(), callee,
+                        ValueRange{i64(*mesh), i64(axesMask(op.getAxes()))})
+                        .getResult(0);
+      op.getResult().replaceAllUsesWith(arith::IndexCastOp::create(
+          builder, loc(), builder.getIndexType(), value));
+      op.erase();
+    }
+    SmallVector<AsyncStartOp> starts;
+    func.walk([&](AsyncStartOp op) { starts.push_back(op); });
+    for (AsyncStartOp op : starts)
+      if (failed(lowerAsync(op)))
+        return failure();
+    SmallVector<Operation *> collectives;
+    func.walk([&](CollectiveOpInterface op) { collectives.push_back(op); });
+    for (Operation *op : collectives)
+      if (failed(lowerSync(op)))
+        return failure();
+    // Nothing dtensor-specific may reach the LLVM translation.
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      for (NamedAttribute attr : llvm::to_vector(func.getArgAttrDict(i)
+                                                     ? func.getArgAttrDict(i).getValue()
+                                                     : ArrayRef<NamedAttribute>()))
+        if (attr.getName().getValue().starts_with("dtensor."))
+          func.removeArgAttr(i, attr.getName());
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      for (NamedAttribute attr :
+           llvm::to_vector(func.getResultAttrDict(i)
+                               ? func.getResultAttrDict(i).getValue()
+                               : ArrayRef<NamedAttribute>()))
+        if (attr.getName().getValue().starts_with("dtensor."))
+          func.removeResultAttr(i, attr.getName());
+    func->removeAttr("dtensor.mesh");
+    // Hosts call public functions through the C interface
+    // (_mlir_ciface_<name>, memrefs passed as descriptor pointers).
+    if (func.isPublic())
+      func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+    WalkResult leftover = func.walk([&](Operation *op) {
+      if (isa<DTensorDialect>(op->getDialect())) {
+        op->emitError("cannot lower this op to the runtime; partition the "
+                      "program first");
+        return WalkResult::interrupt();
+      }
+      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+        if (attr.getName().getValue().starts_with("dtensor."))
+          op->removeDiscardableAttr(attr.getName());
+      return WalkResult::advance();
+    });
+    if (leftover.wasInterrupted())
+      return failure();
+  }
+  for (auto mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+    mesh.erase();
+  return success();
+}
+
+struct LowerToRuntimePass
+    : dtensor::impl::LowerToRuntimePassBase<LowerToRuntimePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(RuntimeLowering(getOperation()).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,90 @@
+//===- dtensor-run.cpp - run a program on N ranks and check it ------------===//
+//
+// Compiles a global-view program, runs it on N CPU processes through mpirun
+// and checks every output against the unsharded program. A thin layer over
+// dtensor/Launcher/Launcher.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Launcher/Launcher.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<program.mlir>"));
+static cl::opt<int64_t> ranks("n", cl::desc("number of ranks (default 4)"),
+                              cl::init(4));
+static cl::alias ranksLong("ranks", cl::aliasopt(ranks));
+static cl::opt<std::string> entry("entry",
+                                  cl::desc("function to run (default: the "
+                                           "only public one)"));
+static cl::opt<uint64_t> seed("seed",
+                              cl::desc("seed of the random inputs (default: "
+                                       "fresh, printed)"));
+static cl::opt<double> tolerance("tolerance",
+                                 cl::desc("maximum relative error per output"),
+                                 cl::init(1e-4));
+static cl::opt<int64_t> repeat("repeat",
+                               cl::desc("timed calls after the checked one"),
+                               cl::init(0));
+static cl::list<std::string>
+    inputs("input", cl::desc("INDEX=FILE.npy: argument INDEX from a file"));
+static cl::opt<int64_t> timeout("timeout",
+                                cl::desc("seconds before the rank job is "
+                                         "killed (default 120)"),
+                                cl::init(120));
+static cl::opt<std::string>
+    hardware("hardware", cl::desc("cost-model preset: cpu, h100, h200"),
+             cl::init("cpu"));
+static cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to launch with"),
+                                   cl::init("mpirun"));
+static cl::opt<std::string> workDir("work-dir",
+                                    cl::desc("keep compiled modules, inputs "
+                                             "and outputs in this directory"));
+static cl::opt<std::string> worker("worker", cl::Hidden,
+                                   cl::desc("internal: run as a rank"));
+
+int main(int argc, char **argv) {
+  // Ranks are started by mpirun with --worker=DIR and no program file.
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    if (arg.consume_front("--worker="))
+      return mlir::dtensor::runWorker(arg, &argc, &argv);
+  }
+  InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dtensor-run: compile a global-view program, run it on N CPU ranks "
+      "over MPI and check its outputs against the unsharded program\n");
+  mlir::dtensor::LaunchOptions options;
+  options.inputFile = inputFile;
+  options.entry = entry;
+  options.ranks = ranks;
+  if (seed.getNumOccurrences())
+    options.seed = seed;
+  options.tolerance = tolerance;
+  options.repeat = repeat;
+  options.timeoutSeconds = timeout;
+  options.hardware = hardware;
+  options.mpirun = mpirun;
+  options.workDir = workDir;
+  for (const std::string &spec : inputs) {
+    auto [index, file] = StringRef(spec).split('=');
+    int64_t i;
+    if (file.empty() || index.getAsInteger(10, i) || i < 0) {
+      errs() << "dtensor-run: error: --input expects INDEX=FILE.npy, got '"
+             << spec << "'\n";
+      return 2;
+    }
+    options.inputs[i] = file.str();
+  }
+  if (options.ranks < 1) {
+    errs() << "dtensor-run: error: -n must be at least 1\n";
+    return 2;
+  }
+  return mlir::dtensor::launchAndCheck(options, outs());
+}
