@@ -28,6 +28,8 @@ void mlir::dtensor::buildSPMDPipeline(OpPassManager &pm,
 
 void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createLowerToRuntimePass());
+  // arith/math on tensors have no bufferization: make them linalg.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -398,6 +398,11 @@ int Driver::run() {
                      ? "no public function to run"
                      : "no function @" + options.entry);
   std::string entryName = entry.getSymName().str();
+  // Only the entry is called from the host.
+  for (auto func : original.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      func.setVisibility(func == entry ? SymbolTable::Visibility::Public
+                                       : SymbolTable::Visibility::Private);
 
   Manifest manifest;
   manifest.entry = entryName;
@@ -548,7 +553,7 @@ int Driver::run() {
 
   // The rank job.
   auto mpirun = llvm::sys::findProgramByName(options.mpirun);
-  if (!mpirun)
+  if (!mpirun || !llvm::sys::fs::can_execute(*mpirun))
     return error("'" + options.mpirun +
                  "' not found: install OpenMPI (scripts/setup.sh does) or "
                  "pass --mpirun");
@@ -696,8 +701,12 @@ int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc,
   llvm::Expected<Manifest> manifest = readManifest(path("manifest.json"));
   if (!manifest)
     return fail(llvm::toString(manifest.takeError()));
+  // Every process registers every mesh, in order (registration is
+  // collective); meshes larger than the job cannot be used by the entry
+  // (the driver checked) and are skipped everywhere alike.
   for (auto [id, mesh] : llvm::enumerate(manifest->meshes))
-    if (dtensor_rt_register_mesh(id, mesh.shape.size(), mesh.shape.data(),
+    if (mesh.size() <= dtensor_rt_world_size() &&
+        dtensor_rt_register_mesh(id, mesh.shape.size(), mesh.shape.data(),
                                  mesh.devices.empty() ? nullptr
                                                       : mesh.devices.data()))
       return fail("cannot register mesh @" + mesh.name);

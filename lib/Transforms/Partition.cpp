@@ -426,6 +426,15 @@ LogicalResult Partitioner::partitionCreation(Operation &op) {
     map.map(global, castTo(empty, local));
     return success();
   }
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    Value empty = tensor::EmptyOp::create(builder, loc(), sizes,
+                                          local.getElementType());
+    Value filled =
+        linalg::FillOp::create(builder, loc(), map.lookup(fill.value()), empty)
+            .getResult(0);
+    map.map(global, castTo(filled, local));
+    return success();
+  }
   auto constant = cast<arith::ConstantOp>(op);
   auto dense = cast<DenseElementsAttr>(constant.getValue());
   if (local.hasStaticShape()) {
@@ -619,9 +628,11 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
       return op.emitError("a created value cannot start as ") << layout;
     if (isa<tensor::EmptyOp, arith::ConstantOp>(op))
       return partitionCreation(op);
-    // A fill of a constant: its init carries the same layout.
+    // A fill of a constant overwrites its init. An init of another layout
+    // (one tensor.empty shared by fills of different layouts) is replaced
+    // by a fresh tensor of the fill's layout.
     if (layoutOf(cast<linalg::FillOp>(op).getOutputs()[0]) != layout)
-      return op.emitError("fill and its init have different layouts");
+      return partitionCreation(op);
   } else if (failed(checkStrategy(op, *spec))) {
     return failure();
   }
@@ -676,6 +687,9 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
   local->removeAttr(kLayoutsAttrName);
   for (auto [global, result] : llvm::zip(op.getResults(), local->getResults()))
     result.setType(localType(global));
+  // The static output shape of an expansion is the (static) local shape.
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(local))
+    expand.setStaticOutputShape(expand.getResultType().getShape());
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(local))
     fixLinalgIndices(linalgOp, op, *spec);
   return success();

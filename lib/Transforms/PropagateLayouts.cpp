@@ -35,6 +35,27 @@ bool isParameter(Value value) {
   return func && func.getArgAttr(arg.getArgNumber(), kParamAttrName);
 }
 
+/// True for a value an op makes from constants alone (tensor.empty, a splat
+/// constant, a fill of a constant into a tensor.empty), which can be made
+/// again anywhere instead of being redistributed.
+bool isRecreatable(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumResults() != 1)
+    return false;
+  if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+    return empty.getDynamicSizes().empty();
+  if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    return dense && dense.isSplat();
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(def))
+    return fill.hasPureTensorSemantics() &&
+           matchPattern(fill.value(), m_Constant()) &&
+           fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() &&
+           isRecreatable(fill.getOutputs()[0]);
+  return false;
+}
+
 class Propagator {
 public:
   Propagator(func::FuncOp func, MeshOp mesh, const HardwareModel &hw)
@@ -99,6 +120,9 @@ double Propagator::transitionCost(Value value, LayoutAttr layout) {
     current = replicated();
   } else {
     current = layouts.lookup(value);
+    if (current != layout && isRecreatable(value) &&
+        creationAllowsLayout(value.getDefiningOp(), layout))
+      return 0;
   }
   return layoutCost(type, current, layout);
 }
@@ -204,6 +228,23 @@ FailureOr<Value> Propagator::materialize(Value value, LayoutAttr layout,
   auto key = std::make_pair(value, layout);
   if (Value cached = redistributed.lookup(key))
     return cached;
+  // A value made from scalars is made again in the new layout: a zero init
+  // shared by several ops takes each op's layout without communication.
+  if (isRecreatable(value) &&
+      creationAllowsLayout(value.getDefiningOp(), layout)) {
+    OpBuilder builder(before);
+    Operation *clone = builder.clone(*value.getDefiningOp());
+    if (auto fill = dyn_cast<linalg::FillOp>(clone)) {
+      Operation *init = builder.clone(*fill.getOutputs()[0].getDefiningOp());
+      clone->moveAfter(init);
+      fill.getOutputsMutable()[0].assign(init->getResult(0));
+      layouts[init->getResult(0)] = layout;
+    }
+    Value result = clone->getResult(0);
+    layouts[result] = layout;
+    redistributed[key] = result;
+    return result;
+  }
   std::string why;
   auto type = cast<RankedTensorType>(value.getType());
   if (failed(planRedistribution(mesh, type, current, layout, hw, &why)))

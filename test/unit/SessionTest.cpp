@@ -1,0 +1,122 @@
+//===- SessionTest.cpp - the embedded C++ API -----------------------------===//
+
+#include "dtensor/Compiler/Session.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+constexpr const char *kProgram = R"mlir(
+dtensor.mesh @tp shape = [4]
+func.func @scale(%x: tensor<8x4xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>})
+    -> (tensor<8x4xf32> {dtensor.layout = #dtensor.layout<@tp, [R]>}) {
+  %y = arith.addf %x, %x : tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+)mlir";
+
+TEST(Session, DiagnosticsReachTheCallback) {
+  Session session;
+  std::vector<dtensor::Diagnostic> seen;
+  session.setDiagnosticCallback(
+      [&](const dtensor::Diagnostic &d) { seen.push_back(d); });
+  auto module = session.parse("func.func @f(", "bad.mlir");
+  EXPECT_TRUE(failed(module));
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen[0].severity, dtensor::Diagnostic::Severity::Error);
+  EXPECT_EQ(seen[0].location.rfind("bad.mlir:1:", 0), 0u) << seen[0].location;
+}
+
+TEST(Session, VerifierErrorsCarryTheConstraintId) {
+  Session session;
+  std::string message;
+  session.setDiagnosticCallback([&](const dtensor::Diagnostic &d) {
+    if (d.severity == dtensor::Diagnostic::Severity::Error)
+      message = d.message;
+  });
+  auto module = session.parse("dtensor.mesh @m shape = [0]");
+  EXPECT_TRUE(failed(module));
+  EXPECT_NE(message.find("[MESH1]"), std::string::npos) << message;
+}
+
+TEST(Session, LowersToEachStage) {
+  Session session;
+  auto module = session.parse(kProgram);
+  ASSERT_TRUE(succeeded(module));
+  CompileOptions options;
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::Planned, options)));
+  std::string planned = Session::print(**module);
+  EXPECT_NE(planned.find("dtensor.redistribute"), std::string::npos);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::PerRank, options,
+                                      Stage::Planned)));
+  std::string perRank = Session::print(**module);
+  EXPECT_NE(perRank.find("dtensor.all_gather"), std::string::npos) << perRank;
+  EXPECT_NE(perRank.find("tensor<2x4xf32>"), std::string::npos) << perRank;
+}
+
+TEST(Session, StageNames) {
+  EXPECT_EQ(parseStage("per-rank"), Stage::PerRank);
+  EXPECT_EQ(parseStage("llvm"), Stage::LLVM);
+  EXPECT_EQ(parseStage("bogus"), std::nullopt);
+}
+
+TEST(Session, CompilesAndRunsTheUnshardedProgram) {
+  Session session;
+  auto module = session.parse(kProgram);
+  ASSERT_TRUE(succeeded(module));
+  Session::stripPlacements(**module);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
+  auto exe = session.compile(**module);
+  ASSERT_TRUE(succeeded(exe));
+  HostTensor x(ElementType::F32, {8, 4});
+  for (int64_t i = 0; i < 32; ++i)
+    x.set(i, i * 0.5);
+  auto results = (*exe)->invoke("scale", {&x});
+  ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
+  ASSERT_EQ(results->size(), 1u);
+  EXPECT_EQ((*results)[0].shape, (llvm::SmallVector<int64_t>{8, 4}));
+  for (int64_t i = 0; i < 32; ++i)
+    EXPECT_EQ((*results)[0].get(i), i * 1.0);
+}
+
+TEST(Session, InvokeChecksArguments) {
+  Session session;
+  auto module = session.parse(kProgram);
+  ASSERT_TRUE(succeeded(module));
+  Session::stripPlacements(**module);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
+  auto exe = session.compile(**module);
+  ASSERT_TRUE(succeeded(exe));
+  HostTensor wrong(ElementType::F64, {8, 4});
+  auto results = (*exe)->invoke("scale", {&wrong});
+  ASSERT_FALSE(bool(results));
+  std::string message = llvm::toString(results.takeError());
+  EXPECT_NE(message.find("must be a rank-2 f32 tensor"), std::string::npos)
+      << message;
+  auto missing = (*exe)->invoke("nope", {});
+  ASSERT_FALSE(bool(missing));
+  llvm::consumeError(missing.takeError());
+}
+
+TEST(HostTensor, NpyRoundTrip) {
+  HostTensor t(ElementType::I64, {3, 1, 2});
+  for (int64_t i = 0; i < 6; ++i)
+    t.set(i, i - 2);
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("t", "npy", path));
+  ASSERT_FALSE(bool(writeNpy(path, t)));
+  auto back = readNpy(path);
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->type, ElementType::I64);
+  EXPECT_EQ(back->shape, t.shape);
+  EXPECT_EQ(back->data, t.data);
+  llvm::sys::fs::remove(path);
+}
+
+} // namespace
