@@ -201,8 +201,15 @@ mlir::dtensor::computeFunctionCommReport(FunctionOpInterface func,
       failedAny = true;
       return;
     }
-    double time = collectiveTimeUs(
-        hw, traffic->modelKind, traffic->fullBufferBytes, traffic->groupSize);
+    // The group as it sits on nodes (getCollectiveTraffic resolved the
+    // mesh already).
+    auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op,
+                                                            op.getMeshAttr());
+    CollectiveGroup group =
+        mesh ? meshGroup(hw, mesh.getShape(), op.getMeshAxes())
+             : CollectiveGroup::contiguous(hw, traffic->groupSize);
+    double time = collectiveTimeUs(hw, traffic->modelKind,
+                                   traffic->fullBufferBytes, group);
     report.collectives[traffic->kind].add(*traffic, time);
     report.total.add(*traffic, time);
   });

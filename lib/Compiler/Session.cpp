@@ -280,6 +280,12 @@ Executable::invoke(llvm::StringRef name,
   if (args.size() != signature.args.size())
     return fail("expected " + llvm::Twine(signature.args.size()) +
                 " arguments, got " + llvm::Twine(args.size()));
+  // Compiled code may write into its argument buffers (bufferization
+  // treats function arguments as writable): give it copies, so that the
+  // caller's tensors stay unchanged and repeated calls see the same inputs.
+  std::vector<std::vector<char>> copies;
+  for (const HostTensor *arg : args)
+    copies.push_back(arg->data);
   std::vector<Descriptor> inputs;
   for (auto [i, arg] : llvm::enumerate(args)) {
     auto [type, rank] = signature.args[i];
@@ -289,7 +295,7 @@ Executable::invoke(llvm::StringRef name,
                   " tensor, got rank " + llvm::Twine(arg->shape.size()) +
                   " " + getElementTypeName(arg->type));
     Descriptor d(rank);
-    auto data = reinterpret_cast<intptr_t>(arg->data.data());
+    auto data = reinterpret_cast<intptr_t>(copies[i].data());
     d.words[0] = data;
     d.words[1] = data;
     int64_t stride = 1;

@@ -512,6 +512,29 @@ int Driver::run() {
   if (mesh.size() != options.ranks)
     return error("mesh @" + mesh.name + " has " + llvm::Twine(mesh.size()) +
                  " processes; run with -n " + llvm::Twine(mesh.size()));
+  // Comm-compute fusion, before any scheduling (which leaves overlapped
+  // collectives unfused). force=true: test shapes are too small to pay.
+  // The pipeline is given without its builtin.module anchor (see below).
+  int64_t numAllGatherMatmul = 0, numMatmulReduceScatter = 0;
+  if (options.fuse) {
+    if (failed(session.runPipeline(
+            *sharded, "dtensor-fuse-collective-matmul{force=true hardware=" +
+                          options.hardware + "}")))
+      return error("fusing collectives with matmuls (--fuse) failed");
+    perRank.walk([&](Operation *op) {
+      numAllGatherMatmul += isa<AllGatherMatmulOp>(op);
+      numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
+    });
+  }
+  // Session::runPipeline nests an anchored "builtin.module(...)" pipeline
+  // under the module (where it finds no module to run on): the pipeline is
+  // given without the anchor.
+  if (!options.overlap.empty() &&
+      failed(session.runPipeline(*sharded,
+                                 "builtin.module(dtensor-overlap{passes=" + options.overlap +
+                                     " hardware=" + options.hardware + "})")))
+    return error("scheduling the sharded program (--overlap=" +
+                 options.overlap + ") failed");
   if (failed(session.lower(*sharded, Stage::LLVM, compileOptions,
                            Stage::PerRank)))
     return error("lowering the sharded program failed");
@@ -549,6 +572,10 @@ int Driver::run() {
   os << "dtensor-run: " << options.inputFile << ", @" << entryName << " on "
      << options.ranks << " ranks (mesh @" << mesh.name << "), seed " << seed
      << "\n";
+  if (options.fuse)
+    os << "dtensor-run: fused " << numAllGatherMatmul
+       << " all_gather_matmul, " << numMatmulReduceScatter
+       << " matmul_reduce_scatter\n";
   os.flush();
 
   // The rank job.

@@ -112,3 +112,45 @@ LayoutAttr mlir::dtensor::getLayoutOf(Value value) {
   unsigned index = cast<OpResult>(value).getResultNumber();
   return index < layouts.size() ? layouts[index] : LayoutAttr();
 }
+
+LogicalResult mlir::dtensor::verifyLayoutAttrs(FunctionOpInterface func) {
+  SymbolTableCollection symbols;
+  // `attr` (if any) must be a layout valid for a `type` tensor.
+  auto check = [&](Operation *op, Attribute attr, Type type,
+                   const Twine &what) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!attr || !tensor)
+      return success();
+    auto layout = dyn_cast<LayoutAttr>(attr);
+    if (!layout)
+      return op->emitError() << what << " is not a #dtensor.layout: " << attr;
+    return success(verifyLayoutFor(op, layout, tensor, symbols));
+  };
+  ArrayRef<Type> argTypes = func.getArgumentTypes();
+  for (auto [i, type] : llvm::enumerate(argTypes))
+    if (failed(check(func, func.getArgAttr(i, kLayoutAttrName), type,
+                     "the layout of argument #" + Twine(i))))
+      return failure();
+  ArrayRef<Type> resultTypes = func.getResultTypes();
+  for (auto [i, type] : llvm::enumerate(resultTypes))
+    if (failed(check(func, func.getResultAttr(i, kLayoutAttrName), type,
+                     "the layout of result #" + Twine(i))))
+      return failure();
+  WalkResult walk = func->walk([&](Operation *op) {
+    Attribute attr = op->getAttr(kLayoutsAttrName);
+    if (!attr || op == func.getOperation())
+      return WalkResult::advance();
+    auto array = dyn_cast<ArrayAttr>(attr);
+    if (!array || array.size() != op->getNumResults()) {
+      op->emitError() << "'" << kLayoutsAttrName
+                      << "' must list one entry per result";
+      return WalkResult::interrupt();
+    }
+    for (auto [i, entry] : llvm::enumerate(array))
+      if (failed(check(op, entry, op->getResult(i).getType(),
+                       "the layout of result #" + Twine(i))))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}

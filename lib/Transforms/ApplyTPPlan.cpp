@@ -46,9 +46,9 @@ namespace mlir::dtensor {
 using namespace mlir;
 using namespace mlir::dtensor;
 
-namespace {
+static constexpr llvm::StringLiteral kModuleAttrName = "dtensor.module";
 
-constexpr llvm::StringLiteral kModuleAttrName = "dtensor.module";
+namespace {
 
 //===----------------------------------------------------------------------===//
 // The plan as written
@@ -67,7 +67,9 @@ using PlanLayout = std::optional<SmallVector<PlanPlacement>>;
 
 enum class Style { Colwise, Rowwise, Sequence, PrepareInput, PrepareOutput };
 
-StringRef getStyleName(Style style) {
+} // namespace
+
+static StringRef getStyleName(Style style) {
   switch (style) {
   case Style::Colwise:
     return "ColwiseParallel";
@@ -83,6 +85,8 @@ StringRef getStyleName(Style style) {
   llvm_unreachable("unknown style");
 }
 
+namespace {
+
 struct PlanEntry {
   /// The plan key (a module path, segments may be glob patterns).
   std::string key;
@@ -97,13 +101,15 @@ struct PlanEntry {
   std::optional<int64_t> meshDim;
 };
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Parsing
 //===----------------------------------------------------------------------===//
 
 /// Parses `S(d)`, `R`, `P`, `P(op)` and PyTorch's spellings `Shard(d)`,
 /// `Replicate()`, `Partial()`, `Partial(op)`.
-FailureOr<PlanPlacement> parsePlacement(StringRef text) {
+static FailureOr<PlanPlacement> parsePlacement(StringRef text) {
   StringRef s = text.trim();
   StringRef head = s.take_until([](char c) { return c == '('; });
   StringRef arg;
@@ -147,6 +153,8 @@ FailureOr<PlanPlacement> parsePlacement(StringRef text) {
   return failure();
 }
 
+namespace {
+
 /// Reports errors of the plan with the entry they come from.
 class PlanError {
 public:
@@ -164,7 +172,8 @@ public:
   PlanParser(Operation *anchor, int64_t meshRank)
       : error(anchor), meshRank(meshRank) {}
 
-  FailureOr<std::vector<PlanEntry>> parseEntries(const llvm::json::Object &plan);
+  FailureOr<std::vector<PlanEntry>>
+  parseEntries(const llvm::json::Object &plan);
 
 private:
   LogicalResult parseEntry(StringRef key, unsigned index,
@@ -293,8 +302,8 @@ LogicalResult PlanParser::parseEntry(StringRef key, unsigned index,
   llvm::sort(keys);
   for (StringRef field : keys)
     if (!llvm::is_contained(allowed, field))
-      return error(where) << ": unknown field '" << field << "' (allowed: "
-                          << llvm::join(allowed, ", ") << ")";
+      return error(where) << ": unknown field '" << field
+                          << "' (allowed: " << llvm::join(allowed, ", ") << ")";
 
   if (const llvm::json::Value *local = object->get("use_local_output"))
     if (!local->getAsBoolean())
@@ -311,9 +320,9 @@ LogicalResult PlanParser::parseEntry(StringRef key, unsigned index,
       return error(where) << ": mesh_dim must be an integer";
     entry.meshDim = *value;
   }
-  auto layouts = [&](StringRef field,
-                     std::optional<SmallVector<PlanLayout>> &into)
-      -> LogicalResult {
+  auto layouts =
+      [&](StringRef field,
+          std::optional<SmallVector<PlanLayout>> &into) -> LogicalResult {
     const llvm::json::Value *list = object->get(field);
     if (!list)
       return success();
@@ -332,9 +341,9 @@ LogicalResult PlanParser::parseEntry(StringRef key, unsigned index,
 
   // Colwise and Rowwise take one layout each, PrepareModule* pairs of lists
   // of equal length.
-  auto single = [&](StringRef field,
-                    const std::optional<SmallVector<PlanLayout>> &list)
-      -> LogicalResult {
+  auto single =
+      [&](StringRef field,
+          const std::optional<SmallVector<PlanLayout>> &list) -> LogicalResult {
     if (!list)
       return success();
     if (list->size() != 1)
@@ -365,8 +374,8 @@ LogicalResult PlanParser::parseEntry(StringRef key, unsigned index,
   case Style::Sequence:
     return success();
   case Style::PrepareInput:
-    return paired("input_layouts", "desired_input_layouts",
-                  entry.inputLayouts, entry.desiredInputLayouts);
+    return paired("input_layouts", "desired_input_layouts", entry.inputLayouts,
+                  entry.desiredInputLayouts);
   case Style::PrepareOutput:
     return paired("output_layouts", "desired_output_layouts",
                   entry.outputLayouts, entry.desiredOutputLayouts);
@@ -405,18 +414,20 @@ PlanParser::parseEntries(const llvm::json::Object &plan) {
   return entries;
 }
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Modules in the program
 //===----------------------------------------------------------------------===//
 
-bool isInModule(StringRef tag, StringRef module) {
+static bool isInModule(StringRef tag, StringRef module) {
   return tag == module ||
          (tag.size() > module.size() && tag.starts_with(module) &&
           tag[module.size()] == '.');
 }
 
 /// True if `key` (segments may be glob patterns) names module `path`.
-bool keyMatches(StringRef key, StringRef path) {
+static bool keyMatches(StringRef key, StringRef path) {
   SmallVector<StringRef> keyParts, pathParts;
   key.split(keyParts, '.');
   path.split(pathParts, '.');
@@ -439,6 +450,8 @@ bool keyMatches(StringRef key, StringRef path) {
   return true;
 }
 
+namespace {
+
 /// What a module is in one function: its ops, and the values crossing its
 /// boundary.
 struct ModuleView {
@@ -455,7 +468,9 @@ struct ModuleView {
   SmallVector<BlockArgument> params;
 };
 
-bool isCreatedFromScalars(Value value) {
+} // namespace
+
+static bool isCreatedFromScalars(Value value) {
   Operation *def = value.getDefiningOp();
   if (!def)
     return false;
@@ -467,13 +482,15 @@ bool isCreatedFromScalars(Value value) {
 // Applying the plan
 //===----------------------------------------------------------------------===//
 
+namespace {
+
 class PlanApplier {
 public:
   PlanApplier(ModuleOp module, MeshOp mesh, std::optional<int64_t> meshDim)
       : module(module), mesh(mesh), defaultMeshDim(meshDim),
         ctx(module.getContext()) {}
 
-  LogicalResult run(std::vector<PlanEntry> &entries);
+  LogicalResult run(ArrayRef<PlanEntry> entries);
 
 private:
   struct Application {
@@ -488,8 +505,7 @@ private:
   }
   StringRef paramName(BlockArgument arg) {
     auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                             kParamAttrName)
+    return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName)
         .getValue();
   }
 
@@ -506,12 +522,12 @@ private:
   /// `placement` on the style's mesh axis, Replicate on the others.
   FailureOr<LayoutAttr> onMeshDim(const Application &app, Operation *anchor,
                                   PlanPlacement placement, int64_t rank);
-  /// Resolves a plan layout for a tensor of `rank` (negative shard dims count
-  /// from `rank`; `indexRank` for them if given).
-  FailureOr<LayoutAttr> resolve(const Application &app, Operation *anchor,
-                                ArrayRef<PlanPlacement> layout, Value value,
-                                std::optional<int64_t> indexRank =
-                                    std::nullopt);
+  /// Resolves a plan layout for `value`: negative shard dims count from its
+  /// rank, or from `indexRank` where given (embedding indices).
+  FailureOr<LayoutAttr>
+  resolve(const Application &app, Operation *anchor,
+          ArrayRef<PlanPlacement> layout, Value value,
+          std::optional<int64_t> indexRank = std::nullopt);
 
   /// Gives an argument a layout: parameters must not get two different
   /// ones; a plain argument keeps a layout it already has.
@@ -560,9 +576,9 @@ FailureOr<int64_t> PlanApplier::getMeshDim(const Application &app,
            << "with \"mesh_dim\"";
   }
   if (*dim < 0 || *dim >= mesh.getRank())
-    return emitError(anchor, app) << "mesh_dim " << *dim
-                                  << " is out of range for the mesh @"
-                                  << mesh.getSymName();
+    return emitError(anchor, app)
+           << "mesh_dim " << *dim << " is out of range for the mesh @"
+           << mesh.getSymName();
   return *dim;
 }
 
@@ -605,10 +621,11 @@ FailureOr<LayoutAttr> PlanApplier::onMeshDim(const Application &app,
     return failure();
   LayoutAttr replicated = getReplicatedLayout(mesh);
   if (placement.kind != PlacementKind::Shard)
-    return withPlacement(replicated, *axis,
-                         placement.kind == PlacementKind::Replicate
-                             ? PlacementAttr::getReplicate(ctx)
-                             : PlacementAttr::getPartial(ctx, placement.reduce));
+    return withPlacement(
+        replicated, *axis,
+        placement.kind == PlacementKind::Replicate
+            ? PlacementAttr::getReplicate(ctx)
+            : PlacementAttr::getPartial(ctx, placement.reduce));
   int64_t dim = placement.dim < 0 ? placement.dim + rank : placement.dim;
   return withPlacement(replicated, *axis, PlacementAttr::getShard(ctx, dim));
 }
@@ -666,9 +683,9 @@ void PlanApplier::annotateInput(ModuleView &view, Value input,
   if (!first)
     return;
   OpBuilder builder(first);
-  auto annotate =
-      AnnotateOp::create(builder, first->getLoc(), input.getType(), input,
-                         layout);
+  auto annotate = AnnotateOp::create(builder, first->getLoc(), input.getType(),
+                                     input, layout);
+  annotate->setAttr(kBoundaryAttrName, builder.getUnitAttr());
   input.replaceUsesWithIf(annotate.getResult(), [&](OpOperand &use) {
     return inModule(view, use.getOwner());
   });
@@ -681,6 +698,7 @@ void PlanApplier::annotateOutput(ModuleView &view, Value output,
   builder.setInsertionPointAfter(def);
   auto annotate = AnnotateOp::create(builder, def->getLoc(), output.getType(),
                                      output, layout);
+  annotate->setAttr(kBoundaryAttrName, builder.getUnitAttr());
   output.replaceUsesWithIf(annotate.getResult(), [&](OpOperand &use) {
     return use.getOwner() != annotate && !inModule(view, use.getOwner());
   });
@@ -779,9 +797,8 @@ LogicalResult PlanApplier::applyLinear(const Application &app,
   // Out features: the weight dim indexed by the loop of the output's last
   // dim. In features: the weight dim indexed by a reduction loop.
   ArrayRef<int64_t> weightDims = spec->operandDims[weight];
-  int64_t outLoop = spec->resultDims.front().empty()
-                        ? -1
-                        : spec->resultDims.front().back();
+  int64_t outLoop =
+      spec->resultDims.front().empty() ? -1 : spec->resultDims.front().back();
   const int64_t *outDim = llvm::find(weightDims, outLoop);
   SmallVector<int64_t> inDims;
   for (auto [dim, loop] : llvm::enumerate(weightDims))
@@ -797,8 +814,7 @@ LogicalResult PlanApplier::applyLinear(const Application &app,
            << "the weight '" << paramName(weightArg) << "' has "
            << inDims.size()
            << " dims indexed by reduction loops; expected one (in features)";
-  int64_t weightRank =
-      cast<RankedTensorType>(weightArg.getType()).getRank();
+  int64_t weightRank = cast<RankedTensorType>(weightArg.getType()).getRank();
   PlanPlacement weightPlacement;
   weightPlacement.kind = PlacementKind::Shard;
   weightPlacement.dim = colwise ? outDim - weightDims.begin() : inDims.front();
@@ -812,8 +828,8 @@ LogicalResult PlanApplier::applyLinear(const Application &app,
   // the out features; Rowwise: replicated).
   for (Operation *op : view.ops) {
     for (OpOperand &use : op->getOpOperands()) {
-      if (!isParam(use.get()) || (op == linear && use.getOperandNumber() ==
-                                                      weight))
+      if (!isParam(use.get()) ||
+          (op == linear && use.getOperandNumber() == weight))
         continue;
       auto arg = cast<BlockArgument>(use.get());
       FailureOr<ShardingSpec> opSpec = getShardingSpec(op, nullptr);
@@ -869,9 +885,8 @@ LogicalResult PlanApplier::applyLinear(const Application &app,
   if (embedding)
     indexRank = cast<RankedTensorType>(input.getType()).getRank() - 1;
   if (auto arg = dyn_cast<BlockArgument>(input)) {
-    FailureOr<LayoutAttr> given =
-        resolve(app, anchor, styled(colwise ? replicate : lastDim), input,
-                indexRank);
+    FailureOr<LayoutAttr> given = resolve(
+        app, anchor, styled(colwise ? replicate : lastDim), input, indexRank);
     if (entry.inputLayouts)
       given = resolve(app, anchor, base, input, indexRank);
     if (failed(given) || failed(setArgLayout(app, anchor, arg, *given)))
@@ -940,9 +955,8 @@ LogicalResult PlanApplier::applyPrepareInput(const Application &app,
            << entry.inputLayouts->size();
   // Resolve everything first: annotating changes the module's inputs.
   SmallVector<Value> inputs = view.inputs;
-  for (auto [input, given, desired] :
-       llvm::zip_equal(inputs, *entry.inputLayouts,
-                       *entry.desiredInputLayouts)) {
+  for (auto [input, given, desired] : llvm::zip_equal(
+           inputs, *entry.inputLayouts, *entry.desiredInputLayouts)) {
     // None passes the input through.
     if (!given)
       continue;
@@ -970,9 +984,8 @@ LogicalResult PlanApplier::applyPrepareOutput(const Application &app,
            << " output(s) but output_layouts lists "
            << entry.outputLayouts->size();
   SmallVector<Value> outputs = view.outputs;
-  for (auto [output, given, desired] :
-       llvm::zip_equal(outputs, *entry.outputLayouts,
-                       *entry.desiredOutputLayouts)) {
+  for (auto [output, given, desired] : llvm::zip_equal(
+           outputs, *entry.outputLayouts, *entry.desiredOutputLayouts)) {
     // Outputs are DTensors already; output_layouts only says which outputs
     // to touch (None: pass through).
     if (!given || !desired)
@@ -1004,7 +1017,7 @@ LogicalResult PlanApplier::apply(func::FuncOp func, const Application &app) {
   return success();
 }
 
-LogicalResult PlanApplier::run(std::vector<PlanEntry> &entries) {
+LogicalResult PlanApplier::run(ArrayRef<PlanEntry> entries) {
   // Parameters, module paths, and tags where propagation cannot use them.
   SmallVector<func::FuncOp> funcs;
   llvm::SetVector<StringRef> paths;
@@ -1018,8 +1031,7 @@ LogicalResult PlanApplier::run(std::vector<PlanEntry> &entries) {
         Attribute param = func.getArgAttr(arg.getArgNumber(), kParamAttrName);
         if (!param)
           continue;
-        if (!isa<StringAttr>(param) ||
-            !isa<RankedTensorType>(arg.getType())) {
+        if (!isa<StringAttr>(param) || !isa<RankedTensorType>(arg.getType())) {
           mlir::emitError(func.getLoc(), "tp plan: argument #")
               << arg.getArgNumber()
               << ": dtensor.param must be a string on a ranked tensor";
@@ -1042,7 +1054,7 @@ LogicalResult PlanApplier::run(std::vector<PlanEntry> &entries) {
     if (!func) {
       mlir::emitError(op->getLoc(),
                       "tp plan: dtensor.module is only supported on ops "
-                    "directly in a function body");
+                      "directly in a function body");
       return WalkResult::interrupt();
     }
     StringRef path = name.getValue();
@@ -1107,7 +1119,8 @@ LogicalResult ApplyTPPlanPass::runOnModule() {
   // MLIR's pass-option parser takes the braces around `plan-json={...}` as
   // the option's own delimiters; a plan is an object, so put them back.
   std::string text = planText;
-  if (!StringRef(text).trim().starts_with("{") && !StringRef(text).trim().empty())
+  if (!StringRef(text).trim().starts_with("{") &&
+      !StringRef(text).trim().empty())
     text = "{" + text + "}";
   if (!planFile.empty()) {
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
@@ -1168,8 +1181,7 @@ LogicalResult ApplyTPPlanPass::runOnModule() {
   }
 
   PlanParser parser(module, mesh.getRank());
-  FailureOr<std::vector<PlanEntry>> entries =
-      parser.parseEntries(*planObject);
+  FailureOr<std::vector<PlanEntry>> entries = parser.parseEntries(*planObject);
   if (failed(entries))
     return failure();
   return PlanApplier(module, mesh, meshDim).run(*entries);

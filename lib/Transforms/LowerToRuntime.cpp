@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dtensor/Transforms/FusedOps.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -275,15 +276,10 @@ LogicalResult RuntimeLowering::expandFused(Operation *op) {
 }
 
 LogicalResult RuntimeLowering::expandOps(func::FuncOp func) {
-  // Fused comm + compute: expand into the collective and its matmuls.
-  SmallVector<Operation *> fused;
-  func.walk([&](Operation *op) {
-    if (isa<AllGatherMatmulOp, MatmulReduceScatterOp>(op))
-      fused.push_back(op);
-  });
-  for (Operation *op : fused)
-    if (failed(expandFused(op)))
-      return failure();
+  // Fused comm + compute: ring pipelines of permutes and chunk matmuls
+  // (lib/Transforms/DecomposeFused.cpp).
+  if (failed(decomposeFusedOps(func)))
+    return failure();
 
   // Embedding lookups: out[b..., j] = table[ids[b..., 0], j].
   SmallVector<tensor::GatherOp> gathers;

@@ -427,8 +427,8 @@ LogicalResult Partitioner::partitionCreation(Operation &op) {
     return success();
   }
   if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-    Value empty = tensor::EmptyOp::create(builder, loc(), sizes,
-                                          local.getElementType());
+    Value empty =
+        tensor::EmptyOp::create(builder, loc(), sizes, local.getElementType());
     Value filled =
         linalg::FillOp::create(builder, loc(), map.lookup(fill.value()), empty)
             .getResult(0);
@@ -788,7 +788,8 @@ struct PartitionPass : dtensor::impl::PartitionPassBase<PartitionPass> {
         func.emitError() << meshName << " does not name a dtensor.mesh";
         return signalPassFailure();
       }
-      if (failed(Partitioner(func, mesh).run()))
+      if (failed(verifyLayoutAttrs(func)) ||
+          failed(Partitioner(func, mesh).run()))
         return signalPassFailure();
       // Fold the index arithmetic and drop what the rewrite left unused.
       (void)applyPatternsGreedily(func.getOperation(),

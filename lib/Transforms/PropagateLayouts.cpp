@@ -25,10 +25,8 @@ namespace mlir::dtensor {
 using namespace mlir;
 using namespace mlir::dtensor;
 
-namespace {
-
 /// True for a function argument marked as a model parameter.
-bool isParameter(Value value) {
+static bool isParameter(Value value) {
   auto arg = dyn_cast<BlockArgument>(value);
   auto func =
       arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
@@ -38,7 +36,7 @@ bool isParameter(Value value) {
 /// True for a value an op makes from constants alone (tensor.empty, a splat
 /// constant, a fill of a constant into a tensor.empty), which can be made
 /// again anywhere instead of being redistributed.
-bool isRecreatable(Value value) {
+static bool isRecreatable(Value value) {
   Operation *def = value.getDefiningOp();
   if (!def || def->getNumResults() != 1)
     return false;
@@ -55,6 +53,8 @@ bool isRecreatable(Value value) {
            isRecreatable(fill.getOutputs()[0]);
   return false;
 }
+
+namespace {
 
 class Propagator {
 public:
@@ -73,10 +73,12 @@ private:
   /// Cost of redistributing a `type` tensor from `from` to `to`.
   double layoutCost(RankedTensorType type, LayoutAttr from, LayoutAttr to);
   /// Least cost at which the users of `op`'s results can take them if the
-  /// results get `resultLayouts`: one op of lookahead, so that a choice
-  /// that is cheap here but forces a dearer redistribution right after
-  /// (reduce_scatter now, all_gather next) loses to the cheaper whole.
-  double userCost(Operation *op, ArrayRef<LayoutAttr> resultLayouts);
+  /// results get `resultLayouts`, looking `depth` ops ahead along the uses,
+  /// so that a choice that is cheap here but forces a dearer
+  /// redistribution a few ops later (reduce_scatter now, all_gather after
+  /// an elementwise chain) loses to the cheaper whole.
+  double userCost(Operation *op, ArrayRef<LayoutAttr> resultLayouts,
+                  unsigned depth);
   /// The strategies of a user `op` (empty if it has no sharding rule).
   ArrayRef<ShardingStrategy> strategiesOf(Operation *op);
   /// `value` as `layout`, inserting (or reusing) a redistribute before
@@ -96,12 +98,17 @@ private:
   DenseMap<Value, LayoutAttr> layouts;
   llvm::SetVector<Value> pending;
   DenseMap<std::pair<Value, LayoutAttr>, Value> redistributed;
-  /// Redistributions that materialize an annotate: the value must exist in
-  /// their layout, so chains through them are not folded.
-  llvm::SmallPtrSet<Operation *, 8> annotated;
+  /// Redistributions that materialize a module boundary (an annotate with
+  /// `dtensor.boundary`): chains through them are not folded.
+  llvm::SmallPtrSet<Operation *, 8> boundaries;
   DenseMap<std::tuple<LayoutAttr, LayoutAttr, Type>, double> costs;
   DenseMap<Operation *, SmallVector<ShardingStrategy>> userStrategies;
+  /// userCost results while one op is visited (op, result layouts, depth).
+  DenseMap<std::tuple<Operation *, Attribute, unsigned>, double> lookahead;
 };
+
+/// How many ops along the uses the strategy choice looks ahead.
+constexpr unsigned kLookaheadDepth = 4;
 
 void Propagator::assign(Value value, LayoutAttr layout) {
   if (!pending.remove(value))
@@ -154,7 +161,13 @@ ArrayRef<ShardingStrategy> Propagator::strategiesOf(Operation *op) {
   return userStrategies[op] = std::move(strategies);
 }
 
-double Propagator::userCost(Operation *op, ArrayRef<LayoutAttr> resultLayouts) {
+double Propagator::userCost(Operation *op, ArrayRef<LayoutAttr> resultLayouts,
+                            unsigned depth) {
+  SmallVector<Attribute> key(resultLayouts.begin(), resultLayouts.end());
+  auto memoKey = std::make_tuple(
+      op, Attribute(ArrayAttr::get(op->getContext(), key)), depth);
+  if (auto it = lookahead.find(memoKey); it != lookahead.end())
+    return it->second;
   // The layout a result of `op` would have, or null for other values.
   auto candidate = [&](Value value) -> LayoutAttr {
     auto result = dyn_cast<OpResult>(value);
@@ -204,13 +217,15 @@ double Propagator::userCost(Operation *op, ArrayRef<LayoutAttr> resultLayouts) {
           else if (pending.contains(operand) || layouts.count(operand))
             cost += transitionCost(operand, wanted);
         }
+        if (depth > 1 && !std::isinf(cost))
+          cost += userCost(user, strategy.results, depth - 1);
         best = std::min(best, cost);
       }
       if (any && !std::isinf(best))
         total += best;
     }
   }
-  return total;
+  return lookahead[memoKey] = total;
 }
 
 FailureOr<Value> Propagator::materialize(Value value, LayoutAttr layout,
@@ -262,8 +277,9 @@ LogicalResult Propagator::visitAnnotate(AnnotateOp op) {
   FailureOr<Value> value = materialize(op.getInput(), op.getLayout(), op);
   if (failed(value))
     return failure();
-  if (auto redistribute = value->getDefiningOp<RedistributeOp>())
-    annotated.insert(redistribute);
+  if (op->hasAttr(kBoundaryAttrName))
+    if (auto redistribute = value->getDefiningOp<RedistributeOp>())
+      boundaries.insert(redistribute);
   op.getResult().replaceAllUsesWith(*value);
   op.erase();
   return success();
@@ -329,6 +345,8 @@ LogicalResult Propagator::visitOp(Operation *op) {
   }
 
   SmallVector<ShardingStrategy> strategies = enumerateStrategies(*spec, mesh);
+  // Known layouts change from op to op: so does the lookahead.
+  lookahead.clear();
   const ShardingStrategy *best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
   bool bestMovesParam = false;
@@ -344,7 +362,7 @@ LogicalResult Propagator::visitOp(Operation *op) {
       movesParam |= step > 0 && isParameter(operand);
     }
     if (!std::isinf(cost))
-      cost += userCost(op, strategy.results);
+      cost += userCost(op, strategy.results, kLookaheadDepth);
     // Parameters stay where they are laid out: a strategy that communicates
     // one loses to any that does not. Then the cheapest wins; ties go to the
     // strategy that splits the work most.
@@ -385,9 +403,14 @@ void Propagator::foldRedistributeChains() {
   func.walk([&](RedistributeOp op) { ops.push_back(op); });
   for (RedistributeOp op : ops) {
     auto inner = op.getInput().getDefiningOp<RedistributeOp>();
-    if (!inner || !inner->hasOneUse() || annotated.contains(inner))
+    if (!inner || !inner->hasOneUse() || boundaries.contains(inner))
       continue;
-    // from -> mid -> to becomes from -> to where that has a plan.
+    // from -> mid -> to becomes from -> to where that has a plan. Only the
+    // next redistribution sees `mid`, even where an annotate asked for it,
+    // so P -> R -> S(0) is one reduce_scatter instead of an all_reduce.
+    // Module boundaries are kept: a TP plan's RowwiseParallel(output S(0))
+    // followed by ColwiseParallel(input S(0)) is a reduce_scatter and an
+    // all_gather, as in PyTorch, not one all_reduce.
     LayoutAttr from = *inner.getFrom();
     if (failed(planRedistribution(mesh, op.getInput().getType(), from,
                                   op.getTo(), hw, nullptr)))
@@ -522,7 +545,8 @@ struct PropagateLayoutsPass
         func.emitError("only single-block functions can be propagated");
         return signalPassFailure();
       }
-      if (failed(Propagator(func, *mesh, *hw).run()))
+      if (failed(verifyLayoutAttrs(func)) ||
+          failed(Propagator(func, *mesh, *hw).run()))
         return signalPassFailure();
     }
   }

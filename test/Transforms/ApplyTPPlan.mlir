@@ -2,7 +2,9 @@
 // global-view programs, partitioned with --dtensor-spmd. The forward
 // collectives of each case are those PyTorch issues for the same plan
 // (test_tp_style.py and test_dtensor_compile.py): `%{check}` makes FileCheck
-// fail on any collective the CHECK lines do not name.
+// fail on any collective the CHECK lines do not name. The plan is a pass
+// option, the same for every chunk of -split-input-file, so the cases are
+// split-file parts, each run with its own plan.
 //
 // DEFINE: %{check} = FileCheck --implicit-check-not=dtensor.all_ --implicit-check-not=dtensor.reduce_scatter --implicit-check-not=dtensor.permute --implicit-check-not=dtensor.broadcast --implicit-check-not=dtensor.matmul_reduce_scatter --implicit-check-not=dtensor.annotate --implicit-check-not=dtensor.redistribute
 //
@@ -36,6 +38,10 @@
 // PrepareModuleOutput Replicate -> Shard(0): a local chunk, no comm; a list
 // gives one module several styles.
 // RUN: dtensor-opt %t/prepare-output.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"act": [{"style": "PrepareModuleInput", "input_layouts": ["R"], "desired_input_layouts": ["R"]}, {"style": "PrepareModuleOutput", "output_layouts": ["R"], "desired_output_layouts": ["S(0)"]}]}}' --dtensor-spmd | %{check} %t/prepare-output.mlir
+//
+// Two linears sharing one zero init: each gets the init in its own layout
+// (colwise S(1), rowwise P), so the pair is still one all_reduce.
+// RUN: dtensor-opt %t/shared-init.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"up": {"style": "ColwiseParallel"}, "down": {"style": "RowwiseParallel"}}}' --dtensor-spmd | %{check} %t/shared-init.mlir
 //
 // test_dtensor_compile.py, test_tp_compile_fullgraph: the two-layer MLP
 // without sequence parallel (Colwise, Rowwise twice: two all_reduces), the
@@ -159,7 +165,7 @@ func.func @linear(%x: tensor<8x16xf32>,
 // PLAN-NEXT: arith.addf
 // PLAN-NEXT: linalg.yield
 // PLAN-NEXT: }
-// PLAN-NEXT: %[[OUT:.*]] = dtensor.annotate %[[YB]] layout <@tp, [S(1)]> : tensor<8x16xf32>
+// PLAN-NEXT: %[[OUT:.*]] = dtensor.annotate %[[YB]] layout <@tp, [S(1)]> {dtensor.boundary} : tensor<8x16xf32>
 // PLAN-NEXT: return %[[OUT]]
 
 // Per rank: out.shape == (8, 16 // 4), no collective.
@@ -319,10 +325,10 @@ func.func @module(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>,
 // PLAN-SAME: %arg1: tensor<8x8xf32>,
 // PLAN-SAME: %arg2: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.param = "mod.linear.weight"}
 // PLAN-SAME: %arg3: tensor<8xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>, dtensor.param = "mod.linear.bias"}
-// PLAN: %[[XR:.*]] = dtensor.annotate %arg0 layout <@tp, [R]> : tensor<8x8xf32>
+// PLAN: %[[XR:.*]] = dtensor.annotate %arg0 layout <@tp, [R]> {dtensor.boundary} : tensor<8x8xf32>
 // PLAN-NEXT: %[[H:.*]] = linalg.matmul {{.*}}ins(%[[XR]], %arg2
 // PLAN: %[[HB:.*]] = linalg.generic {{.*}}ins(%[[H]], %arg3
-// PLAN: %[[HS:.*]] = dtensor.annotate %[[HB]] layout <@tp, [S(1)]>
+// PLAN: %[[HS:.*]] = dtensor.annotate %[[HB]] layout <@tp, [S(1)]> {dtensor.boundary}
 // PLAN-NEXT: %[[OUT:.*]] = arith.addf %[[HS]], %arg1 {dtensor.module = "mod"}
 // PLAN-NEXT: return %[[OUT]], %arg0
 
@@ -356,6 +362,26 @@ func.func @act(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 // CHECK: dtensor.coord @tp axes = [0]
 // CHECK: tensor.extract_slice
 // CHECK: return %{{.*}} : tensor<2x16xf32>
+
+//--- shared-init.mlir
+dtensor.mesh @tp shape = [4]
+func.func @mlp(%x: tensor<8x16xf32>,
+               %w1: tensor<16x16xf32> {dtensor.param = "up.weight"},
+               %w2: tensor<16x16xf32> {dtensor.param = "down.weight"})
+    -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<8x16xf32>, tensor<16x16xf32>)
+      outs(%f : tensor<8x16xf32>) {dtensor.module = "up"} -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%h, %w2 : tensor<8x16xf32>, tensor<16x16xf32>)
+      outs(%f : tensor<8x16xf32>) {dtensor.module = "down"} -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+// CHECK-LABEL: func.func @mlp(
+// CHECK-DAG: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x4xf32>)
+// CHECK-DAG: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK: dtensor.all_reduce %{{.*}} : tensor<8x16xf32>
 
 //--- mlp.json
 {"plan": {

@@ -20,18 +20,24 @@
 // ERR-HW: error: comm report: unknown hardware preset 'tpu' (expected h100, h200 or cpu)
 // ERR-OUTPUT: error: comm report: cannot open output file '{{.*}}missing-dir/report.txt'
 
-// Numbers worked by hand from the h200 preset (8 us per launch, 0.6 us per
-// ring step, 300 GB/s within a node of 8 ranks, 45 GB/s across nodes):
-// - all_gather of 1024x1024xf32 over 4 ranks: full buffer 16 MiB gathered,
-//   8 + 3 * 0.6 + 3/4 * 16777216 B / 300 GB/s = 9.8 + 41.94304 = 51.74 us;
-// - all_reduce of 1024x1024xf32 over 4 ranks:
-//   8 + 6 * 0.6 + 2 * 3/4 * 4194304 B / 300 GB/s = 11.6 + 20.97152 = 32.57 us;
-//   over 2 ranks 8 + 1.2 + 13.98101 = 23.18 us; over 8 ranks
-//   8 + 8.4 + 24.46677 = 40.87 us;
-// - all_gather of 64x16xf32 over 16 ranks (across nodes): 65536 B gathered,
-//   8 + 15 * 0.6 + 15/16 * 65536 B / 45 GB/s = 17 + 1.36533 = 18.37 us;
-// - every small collective below is latency-bound: 8 + steps * 0.6 us plus
-//   well under 0.01 us of transfer (permute: one step, 8.60 us).
+// Numbers worked by hand from the h200 preset: NCCL's ring/tree model with
+// its latency tables (base 6.6 / 14 / 8.4 us and 0.6 / 1.9 / 3.4 us per
+// NVLink step for LL / LL128 / Simple rings), 300 GB/s Simple bus bandwidth
+// in a node of 8 ranks (LL: min(141, 300/2), LL128: 0.92 * 300), 45 GB/s
+// across nodes; the fastest protocol counts (docs/cost-model.md):
+// - all_gather of 1024x1024xf32 over 4 ranks, 16 MiB gathered: Simple,
+//   8.4 + 3 * 3.4 + 16777216 B / (300 GB/s * 4/3) = 18.6 + 41.94 = 60.54 us;
+// - all_reduce of 1024x1024xf32 over 4 ranks: LL128,
+//   14 + 6 * 1.9 + 4194304 B / (276 GB/s * 4/6) = 25.4 + 22.80 = 48.20 us;
+//   over 2 ranks Simple, 8.4 + 2 * 3.4 + 4194304 / 300e3 = 29.18 us; over 8
+//   ranks LL, 6.6 + 14 * 0.6 + 4194304 / (141e3 * 8/14) = 67.06 us;
+// - all_gather of 64x16xf32 over 16 ranks (2 nodes), 65536 B gathered: LL at
+//   min(45, 45/2) GB/s, 14 intra steps paying the 1 us network overhead and
+//   one 2.7 us network step: 6.6 + 14 + 2.7 + 65536 / (22.5e3 * 16/15) =
+//   23.3 + 2.73 = 26.03 us;
+// - every small collective below is latency-bound and takes LL: 6.6 us plus
+//   0.6 us per step (4 ranks: 3 steps, 8.40 us; all_reduce: 6 steps, 10.20
+//   us; permute: one step, 7.20 us) plus well under 0.01 us of transfer.
 
 //--- report.mlir
 
@@ -39,18 +45,19 @@ dtensor.mesh @tp shape = [4]
 dtensor.mesh @m2 shape = [2, 4] names = ["dp", "tp"]
 dtensor.mesh @big shape = [4, 4]
 dtensor.mesh @single shape = [1]
+dtensor.mesh @nodes shape = [2, 8] names = ["dp", "tp"]
 
 // Every plain collective once, on a 1-D mesh of 4.
 
 // CHECK-LABEL: comm report for @plain (hardware h200)
 // CHECK-NEXT:    collective               count  async   bytes/rank  modelled us{{$}}
-// CHECK-NEXT:    all_gather                   1      0      4194304        51.74{{$}}
-// CHECK-NEXT:    all_reduce                   1      0      4194304        32.57{{$}}
-// CHECK-NEXT:    all_to_all                   1      0          128         9.80{{$}}
-// CHECK-NEXT:    broadcast                    1      0          256         9.80{{$}}
-// CHECK-NEXT:    permute                      1      0          256         8.60{{$}}
-// CHECK-NEXT:    reduce_scatter               1      0          512         9.80{{$}}
-// CHECK-NEXT:    total                        6      0      8389760       122.32{{$}}
+// CHECK-NEXT:    all_gather                   1      0      4194304        60.54{{$}}
+// CHECK-NEXT:    all_reduce                   1      0      4194304        48.20{{$}}
+// CHECK-NEXT:    all_to_all                   1      0          128         8.40{{$}}
+// CHECK-NEXT:    broadcast                    1      0          256         8.40{{$}}
+// CHECK-NEXT:    permute                      1      0          256         7.20{{$}}
+// CHECK-NEXT:    reduce_scatter               1      0          512         8.40{{$}}
+// CHECK-NEXT:    total                        6      0      8389760       141.15{{$}}
 // CHECK-EMPTY:
 
 // JSON:      "hardware": "h200",
@@ -62,21 +69,21 @@ dtensor.mesh @single shape = [1]
 // JSON-NEXT:         "count": 1,
 // JSON-NEXT:         "async": 0,
 // JSON-NEXT:         "bytes_per_rank": 4194304,
-// JSON-NEXT:         "time_us": 51.74,
+// JSON-NEXT:         "time_us": 60.54,
 // JSON-NEXT:         "has_dynamic": false
 // JSON-NEXT:       },
 // JSON-NEXT:       "all_reduce": {
 // JSON-NEXT:         "count": 1,
 // JSON-NEXT:         "async": 0,
 // JSON-NEXT:         "bytes_per_rank": 4194304,
-// JSON-NEXT:         "time_us": 32.57,
+// JSON-NEXT:         "time_us": 48.20,
 // JSON-NEXT:         "has_dynamic": false
 // JSON-NEXT:       },
 // JSON:            "reduce_scatter": {
 // JSON-NEXT:         "count": 1,
 // JSON-NEXT:         "async": 0,
 // JSON-NEXT:         "bytes_per_rank": 512,
-// JSON-NEXT:         "time_us": 9.80,
+// JSON-NEXT:         "time_us": 8.40,
 // JSON-NEXT:         "has_dynamic": false
 // JSON-NEXT:       }
 // JSON-NEXT:     },
@@ -84,15 +91,17 @@ dtensor.mesh @single shape = [1]
 // JSON-NEXT:       "count": 6,
 // JSON-NEXT:       "async": 0,
 // JSON-NEXT:       "bytes_per_rank": 8389760,
-// JSON-NEXT:       "time_us": 122.32,
+// JSON-NEXT:       "time_us": 141.15,
 // JSON-NEXT:       "has_dynamic": false
 // JSON-NEXT:     }
 // JSON-NEXT:   },
 
-// The cpu preset: 5 us per launch, 1 us per step, 5 GB/s:
-// 5 + 3 + 3/4 * 16777216 B / 5 GB/s = 2524.58 us.
+// The cpu preset: ring and Simple only, 5 us per launch, 1 us per step,
+// 5 GB/s: 5 + 3 + 3/4 * 16777216 B / 5 GB/s = 2524.58 us; the all_reduce
+// 5 + 6 + 6/4 * 4194304 B / 5 GB/s = 1269.29 us.
 // CPU-LABEL: comm report for @plain (hardware cpu)
 // CPU:         all_gather                   1      0      4194304      2524.58{{$}}
+// CPU-NEXT:    all_reduce                   1      0      4194304      1269.29{{$}}
 
 func.func @plain(%a: tensor<1024x1024xf32>, %b: tensor<16x8xf32>,
                  %c: tensor<2x16xf32>, %d: tensor<4x16xf32>)
@@ -121,12 +130,12 @@ func.func @plain(%a: tensor<1024x1024xf32>, %b: tensor<16x8xf32>,
 
 // CHECK-LABEL: comm report for @coalesced_fused (hardware h200)
 // CHECK-NEXT:    collective               count  async   bytes/rank  modelled us{{$}}
-// CHECK-NEXT:    all_gather_coalesced         1      0           64         9.80{{$}}
-// CHECK-NEXT:    all_gather_matmul            1      0          128         9.80{{$}}
-// CHECK-NEXT:    all_reduce_coalesced         1      0          272        11.60{{$}}
-// CHECK-NEXT:    matmul_reduce_scatter        1      0         1024         9.80{{$}}
-// CHECK-NEXT:    reduce_scatter_coalesced     1      0           64         9.80{{$}}
-// CHECK-NEXT:    total                        5      0         1552        50.81{{$}}
+// CHECK-NEXT:    all_gather_coalesced         1      0           64         8.40{{$}}
+// CHECK-NEXT:    all_gather_matmul            1      0          128         8.40{{$}}
+// CHECK-NEXT:    all_reduce_coalesced         1      0          272        10.20{{$}}
+// CHECK-NEXT:    matmul_reduce_scatter        1      0         1024         8.41{{$}}
+// CHECK-NEXT:    reduce_scatter_coalesced     1      0           64         8.40{{$}}
+// CHECK-NEXT:    total                        5      0         1552        43.81{{$}}
 // CHECK-EMPTY:
 
 // JSON:          "name": "coalesced_fused",
@@ -162,11 +171,11 @@ func.func @coalesced_fused(%x: tensor<4xf32>, %y: tensor<8x8xf32>,
 
 // CHECK-LABEL: comm report for @async_2d (hardware h200)
 // CHECK-NEXT:    collective               count  async   bytes/rank  modelled us{{$}}
-// CHECK-NEXT:    all_gather                   1      1         4096        18.37{{$}}
-// CHECK-NEXT:    all_gather_matmul            1      1          128         9.80{{$}}
-// CHECK-NEXT:    all_reduce                   3      1     12582912        96.62{{$}}
+// CHECK-NEXT:    all_gather                   1      1         4096        26.03{{$}}
+// CHECK-NEXT:    all_gather_matmul            1      1          128         8.40{{$}}
+// CHECK-NEXT:    all_reduce                   3      1     12582912       144.43{{$}}
 // CHECK-NEXT:    broadcast                    1      0          256         0.00{{$}}
-// CHECK-NEXT:    total                        6      3     12587392       124.79{{$}}
+// CHECK-NEXT:    total                        6      3     12587392       178.87{{$}}
 // CHECK-EMPTY:
 
 // JSON:          "name": "async_2d",
@@ -175,12 +184,12 @@ func.func @coalesced_fused(%x: tensor<4xf32>, %y: tensor<8x8xf32>,
 // JSON-NEXT:         "count": 1,
 // JSON-NEXT:         "async": 1,
 // JSON-NEXT:         "bytes_per_rank": 4096,
-// JSON-NEXT:         "time_us": 18.37,
+// JSON-NEXT:         "time_us": 26.03,
 // JSON:            "all_reduce": {
 // JSON-NEXT:         "count": 3,
 // JSON-NEXT:         "async": 1,
 // JSON-NEXT:         "bytes_per_rank": 12582912,
-// JSON-NEXT:         "time_us": 96.62,
+// JSON-NEXT:         "time_us": 144.43,
 
 func.func @async_2d(%x: tensor<1024x1024xf32>, %s: tensor<64x16xf32>,
                     %a: tensor<2x16xf32>, %b: tensor<16x32xf32>,
@@ -214,14 +223,14 @@ func.func @async_2d(%x: tensor<1024x1024xf32>, %s: tensor<64x16xf32>,
 }
 
 // Dynamic dims are left out of the sizes: 16xf32 of the ?x16xf32 operand,
-// 64xf32 of the ?x64xf32 gathered result (9.80064 us); the kind and the
+// 64xf32 of the ?x64xf32 gathered result (8.40136 us); the kind and the
 // total are flagged.
 
 // CHECK-LABEL: comm report for @dynamic (hardware h200)
 // CHECK-NEXT:    collective               count  async   bytes/rank  modelled us{{$}}
-// CHECK-NEXT:    all_gather                   1      0          64*         9.80{{$}}
-// CHECK-NEXT:    permute                      1      0          256         8.60{{$}}
-// CHECK-NEXT:    total                        2      0          320*       18.40{{$}}
+// CHECK-NEXT:    all_gather                   1      0          64*         8.40{{$}}
+// CHECK-NEXT:    permute                      1      0          256         7.20{{$}}
+// CHECK-NEXT:    total                        2      0          320*       15.60{{$}}
 // CHECK-NEXT:    * has dynamic dims: only the static dims are counted
 // CHECK-EMPTY:
 
@@ -231,14 +240,14 @@ func.func @async_2d(%x: tensor<1024x1024xf32>, %s: tensor<64x16xf32>,
 // JSON-NEXT:         "count": 1,
 // JSON-NEXT:         "async": 0,
 // JSON-NEXT:         "bytes_per_rank": 64,
-// JSON-NEXT:         "time_us": 9.80,
+// JSON-NEXT:         "time_us": 8.40,
 // JSON-NEXT:         "has_dynamic": true
 // JSON-NEXT:       },
 // JSON-NEXT:       "permute": {
 // JSON-NEXT:         "count": 1,
 // JSON-NEXT:         "async": 0,
 // JSON-NEXT:         "bytes_per_rank": 256,
-// JSON-NEXT:         "time_us": 8.60,
+// JSON-NEXT:         "time_us": 7.20,
 // JSON-NEXT:         "has_dynamic": false
 // JSON-NEXT:       }
 // JSON-NEXT:     },
@@ -246,7 +255,7 @@ func.func @async_2d(%x: tensor<1024x1024xf32>, %s: tensor<64x16xf32>,
 // JSON-NEXT:       "count": 2,
 // JSON-NEXT:       "async": 0,
 // JSON-NEXT:       "bytes_per_rank": 320,
-// JSON-NEXT:       "time_us": 18.40,
+// JSON-NEXT:       "time_us": 15.60,
 // JSON-NEXT:       "has_dynamic": true
 // JSON-NEXT:     }
 // JSON-NEXT:   },
@@ -258,6 +267,24 @@ func.func @dynamic(%x: tensor<?x16xf32>, %d: tensor<4x16xf32>)
   %p = dtensor.permute %d on @tp axes = [0] perm = [3, 0, 1, 2]
       : tensor<4x16xf32>
   return %g, %p : tensor<?x64xf32>, tensor<4x16xf32>
+}
+
+// Groups sit on nodes as the mesh's ranks do (8 to a node): the dp pair of
+// @nodes (ranks r and r + 8) crosses the network although it has 2 ranks,
+// Simple at 45 GB/s with both ring steps over the network:
+// 8.4 + 2 * 14 + 4194304 B / 45 GB/s = 36.4 + 93.21 = 129.61 us; the tp
+// group of 8 stays in a node: 67.06 us (see above).
+
+// CHECK-LABEL: comm report for @across_nodes (hardware h200)
+// CHECK-NEXT:    collective               count  async   bytes/rank  modelled us{{$}}
+// CHECK-NEXT:    all_reduce                   2      0      8388608       196.66{{$}}
+
+func.func @across_nodes(%x: tensor<1024x1024xf32>) {
+  %dp = dtensor.all_reduce %x on @nodes axes = [0] reduce = sum
+      : tensor<1024x1024xf32>
+  %tp = dtensor.all_reduce %x on @nodes axes = [1] reduce = sum
+      : tensor<1024x1024xf32>
+  return
 }
 
 // A function without collectives has only a zero total; declarations are

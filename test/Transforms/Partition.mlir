@@ -832,3 +832,71 @@ func.func @result_layout_mismatch(%x: tensor<8x8xf32> {dtensor.layout = #dtensor
   // expected-error @below {{result #0 is returned as #dtensor.layout<@tp, [S(0)]> but the function declares #dtensor.layout<@tp, [S(1)]>; run --dtensor-propagate-layouts first}}
   return %x : tensor<8x8xf32>
 }
+
+// -----
+
+dtensor.mesh @m22 shape = [2, 2]
+
+// Hand-written layouts are checked against the mesh and the tensor before
+// anything is rewritten.
+// expected-error @below {{'func.func' op [LAYOUT2] expected 2 placements for mesh @m22, got 3}}
+func.func @arg_layout_arity(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), R, S(1)]>}) -> tensor<8x8xf32> {
+  return %x : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @m22 shape = [2, 2]
+
+// expected-error @below {{'func.func' op [LAYOUT3] placement S(7) is out of range for a rank-2 tensor}}
+func.func @result_layout_dim(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), R]>}) -> (tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@m22, [S(7), R]>}) {
+  return %x : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @m22 shape = [2, 2]
+
+func.func @op_layout_arity(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), R]>}) -> tensor<8x8xf32> {
+  // expected-error @below {{'math.exp' op [LAYOUT2] expected 2 placements for mesh @m22, got 1}}
+  %y = math.exp %x {dtensor.layouts = [#dtensor.layout<@m22, [S(0)]>]} : tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @m22 shape = [2, 2]
+
+func.func @op_layout_count(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), R]>}) -> tensor<8x8xf32> {
+  // expected-error @below {{'dtensor.layouts' must list one entry per result}}
+  %y = math.exp %x {dtensor.layouts = [#dtensor.layout<@m22, [S(0), R]>, #dtensor.layout<@m22, [S(0), R]>]} : tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @m22 shape = [2, 2]
+
+func.func @op_layout_kind(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), R]>}) -> tensor<8x8xf32> {
+  // expected-error @below {{the layout of result #0 is not a #dtensor.layout: unit}}
+  %y = math.exp %x {dtensor.layouts = [unit]} : tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @m22 shape = [2, 2]
+
+// expected-error @below {{the layout of argument #1 is not a #dtensor.layout: 5 : i64}}
+func.func @arg_layout_kind(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), R]>}, %y: tensor<8x8xf32> {dtensor.layout = 5}) -> tensor<8x8xf32> {
+  return %x : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @m22 shape = [2, 2]
+
+// expected-error @below {{@nomesh does not name a dtensor.mesh}}
+func.func @unknown_mesh(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@nomesh, [S(0), R]>}) -> tensor<8x8xf32> {
+  return %x : tensor<8x8xf32>
+}

@@ -120,3 +120,30 @@ TEST(HostTensor, NpyRoundTrip) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Session, InvokeLeavesArgumentsUnchanged) {
+  // x + x bufferizes in place into the argument: the caller's tensor must
+  // not see it, and a second call must compute the same result.
+  Session session;
+  auto module = session.parse(kProgram);
+  ASSERT_TRUE(succeeded(module));
+  Session::stripPlacements(**module);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
+  auto exe = session.compile(**module);
+  ASSERT_TRUE(succeeded(exe));
+  HostTensor x(ElementType::F32, {8, 4});
+  for (int64_t i = 0; i < 32; ++i)
+    x.set(i, i);
+  for (int call = 0; call < 2; ++call) {
+    auto results = (*exe)->invoke("scale", {&x});
+    ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
+    for (int64_t i = 0; i < 32; ++i) {
+      EXPECT_EQ(x.get(i), i);
+      EXPECT_EQ((*results)[0].get(i), 2.0 * i);
+    }
+  }
+}
+
+} // namespace

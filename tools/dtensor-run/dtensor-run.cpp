@@ -40,6 +40,15 @@ static cl::opt<int64_t> timeout("timeout",
 static cl::opt<std::string>
     hardware("hardware", cl::desc("cost-model preset: cpu, h100, h200"),
              cl::init("cpu"));
+static cl::opt<std::string>
+    overlap("overlap",
+            cl::desc("schedule the per-rank program for overlap with these "
+                     "dtensor-overlap passes before lowering it, e.g. "
+                     "default or async-collectives,sink-waits,raise-comms"));
+static cl::opt<bool>
+    fuse("fuse", cl::desc("fuse all_gather + matmul and matmul + "
+                          "reduce_scatter in the per-rank program (every "
+                          "legal candidate) before lowering it"));
 static cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to launch with"),
                                    cl::init("mpirun"));
 static cl::opt<std::string> workDir("work-dir",
@@ -70,6 +79,8 @@ int main(int argc, char **argv) {
   options.repeat = repeat;
   options.timeoutSeconds = timeout;
   options.hardware = hardware;
+  options.overlap = overlap;
+  options.fuse = fuse;
   options.mpirun = mpirun;
   options.workDir = workDir;
   for (const std::string &spec : inputs) {

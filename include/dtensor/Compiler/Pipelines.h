@@ -3,6 +3,10 @@
 #ifndef DTENSOR_COMPILER_PIPELINES_H
 #define DTENSOR_COMPILER_PIPELINES_H
 
+#include "dtensor/Transforms/Overlap.h"
+
+#include "mlir/Support/LLVM.h"
+
 #include <string>
 
 namespace mlir {
@@ -24,6 +28,14 @@ void buildSPMDPipeline(OpPassManager &pm, const SPMDPipelineOptions &options);
 /// calls for collectives, One-Shot Bufferize, loops, LLVM conversions.
 /// Entry functions get `llvm.emit_c_interface`.
 void buildCPULoweringPipeline(OpPassManager &pm);
+
+/// Per-rank program -> the same program scheduled for communication/compute
+/// overlap: the scheduling passes `options.passes` names, in order, under
+/// one peak-memory budget (docs/scheduling.md). Fails with a message in
+/// `error` for an unknown pass name.
+LogicalResult buildOverlapPipeline(OpPassManager &pm,
+                                   const OverlapOptions &options,
+                                   std::string *error = nullptr);
 
 /// Registers the pipelines with the pass registry (`--dtensor-spmd`).
 void registerPipelines();

@@ -38,6 +38,14 @@ struct LaunchOptions {
   /// Seconds before the rank job is killed.
   int64_t timeoutSeconds = 120;
   std::string hardware = "cpu";
+  /// Scheduling passes applied to the per-rank program before it is
+  /// lowered, comma-separated as dtensor-overlap's `passes` option takes
+  /// them ("default" for the default list); empty: none.
+  std::string overlap;
+  /// Fuse all_gather + matmul and matmul + reduce_scatter in the per-rank
+  /// program (dtensor-fuse-collective-matmul with force=true, before the
+  /// scheduling passes); the fused ops run as ring pipelines.
+  bool fuse = false;
   std::string mpirun = "mpirun";
   /// Work directory for the compiled modules, inputs and outputs; empty: a
   /// fresh temporary one, removed afterwards unless keepWorkDir.

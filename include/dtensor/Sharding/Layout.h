@@ -5,6 +5,8 @@
 
 #include "DTensor/DTensor.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 namespace mlir::dtensor {
 
 /// The layout with every placement Replicate on `mesh`.
@@ -42,6 +44,10 @@ constexpr llvm::StringLiteral kGlobalTypeAttrName = "dtensor.global_type";
 /// Marks a function argument as a model parameter (a string naming it);
 /// propagation prefers strategies that leave parameters in place.
 constexpr llvm::StringLiteral kParamAttrName = "dtensor.param";
+/// Marks a dtensor.annotate as a module boundary (written by
+/// dtensor-apply-tp-plan): its layout is materialized even where the next
+/// redistribution could skip it.
+constexpr llvm::StringLiteral kBoundaryAttrName = "dtensor.boundary";
 
 /// The layouts recorded on `op`'s results by propagation (empty if none).
 SmallVector<LayoutAttr> getResultLayouts(Operation *op);
@@ -51,6 +57,12 @@ void setResultLayouts(Operation *op, ArrayRef<LayoutAttr> layouts);
 /// of a redistribute, the layout of an annotate or from_local, else the
 /// op's `dtensor.layouts`) or its function argument's `dtensor.layout`.
 LayoutAttr getLayoutOf(Value value);
+
+/// Checks the layouts `func` carries as discardable attributes: each
+/// argument's and result's `dtensor.layout` and each op's `dtensor.layouts`
+/// (one entry per result) is a layout that LAYOUT1-LAYOUT3 accept for its
+/// tensor. Emits a diagnostic and fails otherwise.
+LogicalResult verifyLayoutAttrs(FunctionOpInterface func);
 
 } // namespace mlir::dtensor
 

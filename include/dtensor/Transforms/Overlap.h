@@ -1,0 +1,71 @@
+//===- Overlap.h - the communication/compute overlap passes -----*- C++ -*-===//
+//
+// The scheduling passes by the names the dtensor-overlap pipeline lists them
+// under, and what they share when they run as one pipeline. The passes
+// themselves are declared in Passes.td; docs/scheduling.md describes them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTENSOR_TRANSFORMS_OVERLAP_H
+#define DTENSOR_TRANSFORMS_OVERLAP_H
+
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::dtensor {
+
+class PeakMemoryBaseline;
+
+/// The options of the scheduling passes; each pass reads those it has.
+struct OverlapOptions {
+  /// Pass names in order, without the `dtensor-` prefix (see
+  /// getOverlapPassNames); empty: getDefaultOverlapPasses(). The name
+  /// "default" stands for the default list.
+  std::vector<std::string> passes;
+  /// Cost-model preset, and optionally a hardware description file.
+  std::string hardware = "h200";
+  std::string hardwareFile;
+  /// Per-op cost table file (see CostFiles.h); empty: the cost model.
+  std::string costTable;
+  /// Allowed growth of the peak live memory over the unscheduled program,
+  /// as a fraction (0.2: 20%); negative: no limit.
+  double memoryBudget = 0.2;
+  /// Emit a remark per function with the peak before and after each pass.
+  bool reportMemory = false;
+  /// Largest bucket of bucket-collectives, in bytes.
+  int64_t bucketCapBytes = 25 * 1024 * 1024;
+};
+
+/// Every name the pipeline accepts: async-collectives, bucket-collectives,
+/// reorder-compute-for-overlap, sink-waits, raise-comms.
+llvm::ArrayRef<llvm::StringRef> getOverlapPassNames();
+
+/// The default order: async-collectives, reorder-compute-for-overlap,
+/// sink-waits, raise-comms.
+llvm::ArrayRef<llvm::StringRef> getDefaultOverlapPasses();
+
+/// The scheduling pass called `name` (with or without the `dtensor-`
+/// prefix), configured by `options`; null for an unknown name. Passes
+/// created with the same `baseline` take their memory budget from the peak
+/// recorded by the one created with `recordBaseline` (the first of a
+/// pipeline), which records it from its input on every run.
+std::unique_ptr<Pass>
+createOverlapPass(llvm::StringRef name, const OverlapOptions &options,
+                  std::shared_ptr<PeakMemoryBaseline> baseline = nullptr,
+                  bool recordBaseline = false);
+
+/// Adds the passes `options.passes` names to `pm` (a module pass manager),
+/// sharing one memory baseline. Fails with a message in `error` for an
+/// unknown name.
+LogicalResult addOverlapPasses(OpPassManager &pm, const OverlapOptions &options,
+                               std::string *error = nullptr);
+
+} // namespace mlir::dtensor
+
+#endif // DTENSOR_TRANSFORMS_OVERLAP_H

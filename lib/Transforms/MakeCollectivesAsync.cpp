@@ -1,0 +1,112 @@
+//===- MakeCollectivesAsync.cpp - collectives as async_start + wait -------===//
+//
+// The `dtensor-async-collectives` pass: every synchronous collective at the
+// top level of a single-block function body becomes a dtensor.async_start
+// at the same place, and each of its results a dtensor.wait right before
+// the result's first use (or the next barrier). The scheduling passes then
+// move the starts and the waits apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scheduling.h"
+
+#include "dtensor/Transforms/Passes.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_MAKECOLLECTIVESASYNCPASS
+#include "dtensor/Transforms/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+/// Wraps `op`, a collective at the top level of `block`, in an async_start
+/// and waits for each result right before its first use in `block`, not
+/// later than `limit`, the next barrier. `position` numbers the ops of the
+/// block as they were before any was wrapped (wrapping keeps their relative
+/// order).
+static void makeAsync(Block &block, Operation *op, Operation *limit,
+                      const DenseMap<Operation *, unsigned> &position) {
+  // Where each result's wait goes, decided before anything moves.
+  SmallVector<Operation *> waitPoints;
+  for (Value result : op->getResults()) {
+    Operation *first = limit;
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = block.findAncestorOpInBlock(*use.getOwner());
+      if (user && position.lookup(user) < position.lookup(first))
+        first = user;
+    }
+    waitPoints.push_back(first);
+  }
+
+  OpBuilder builder(op);
+  SmallVector<Type> futureTypes;
+  for (Type type : op->getResultTypes())
+    futureTypes.push_back(
+        FutureType::get(op->getContext(), cast<RankedTensorType>(type)));
+  auto start = AsyncStartOp::create(builder, op->getLoc(), futureTypes);
+  Block *body = builder.createBlock(&start.getBody());
+  op->moveBefore(body, body->end());
+  builder.setInsertionPointToEnd(body);
+  auto yield = YieldOp::create(builder, op->getLoc(), op->getResults());
+
+  for (auto [result, future, point] :
+       llvm::zip_equal(op->getResults(), start.getFutures(), waitPoints)) {
+    builder.setInsertionPoint(point);
+    auto wait = WaitOp::create(builder, op->getLoc(), result.getType(), future);
+    result.replaceAllUsesExcept(wait.getResult(), yield);
+  }
+}
+
+namespace {
+
+struct MakeCollectivesAsyncPass
+    : dtensor::impl::MakeCollectivesAsyncPassBase<MakeCollectivesAsyncPass> {
+  using Base::Base;
+  MakeCollectivesAsyncPass(std::shared_ptr<PeakMemoryBaseline> baseline,
+                           bool recordBaseline)
+      : baseline(std::move(baseline)), recordBaseline(recordBaseline) {}
+
+  void runOnOperation() override {
+    // The pass does not change the peak (a collective's buffer is live from
+    // where it is issued to the last use of its result either way), but as
+    // the first pass of a pipeline it records the baseline of the budget.
+    sched::MemoryBudget budget(-1, baseline, recordBaseline);
+    budget.beginModule();
+    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
+      Block *body = sched::getSchedulableBody(func);
+      if (!body)
+        continue;
+      SmallVector<Operation *> order;
+      for (Operation &op : *body)
+        order.push_back(&op);
+      budget.getLimit(func, sched::MemoryModel(*body).getPeak(order));
+
+      // Each collective with the barrier after it.
+      SmallVector<std::pair<Operation *, Operation *>> collectives;
+      DenseMap<Operation *, unsigned> position;
+      for (Operation &op : *body)
+        position[&op] = position.size();
+      Operation *barrier = &body->back();
+      for (Operation &op : llvm::reverse(*body)) {
+        if (sched::isBarrier(&op))
+          barrier = &op;
+        else if (isa<CollectiveOpInterface>(op))
+          collectives.emplace_back(&op, barrier);
+      }
+      for (auto [op, limit] : llvm::reverse(collectives))
+        makeAsync(*body, op, limit, position);
+    }
+  }
+
+  std::shared_ptr<PeakMemoryBaseline> baseline;
+  bool recordBaseline = false;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::dtensor::sched::makeMakeCollectivesAsyncPass(
+    std::shared_ptr<PeakMemoryBaseline> baseline, bool recordBaseline) {
+  return std::make_unique<MakeCollectivesAsyncPass>(std::move(baseline),
+                                                    recordBaseline);
+}

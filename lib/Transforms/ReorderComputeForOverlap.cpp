@@ -1,0 +1,357 @@
+//===- ReorderComputeForOverlap.cpp - compute between collectives ---------===//
+//
+// The `dtensor-reorder-compute-for-overlap` pass: PyTorch Inductor's
+// (legacy) reorder_compute_for_overlap on the segments of per-rank function
+// bodies. Between each collective and the next it schedules first the
+// compute the next one needs and does not depend on the pending one, then
+// more independent compute while the pending collective is modelled to be
+// still running, then what the next one needs that depends on the pending
+// one; whatever is left comes at the end in program order.
+//
+// Free ops (constants, coordinates, views, scalar index arithmetic) are not
+// scheduled on their own: each comes with the first op that needs it.
+// Step 2 considers ops as they become ready (a fill that is scheduled makes
+// its matmul a candidate), and it never schedules waits: a wait of another
+// collective only ends the overlap early.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scheduling.h"
+
+#include "dtensor/Transforms/Passes.h"
+
+#include "llvm/ADT/BitVector.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_REORDERCOMPUTEFOROVERLAPPASS
+#include "dtensor/Transforms/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+/// Schedules one segment. Every decision that takes an op out of program
+/// order is a move the block schedule may refuse for the memory budget: the
+/// prospective order (what is scheduled, the op, the rest in program order)
+/// must stay within the limit.
+class OverlapScheduler {
+public:
+  OverlapScheduler(Block &body, sched::BlockSchedule &schedule,
+                   const sched::BlockSchedule::Segment &segment,
+                   CostEstimator &estimator)
+      : schedule(schedule), segment(segment),
+        graph(body, schedule.getOps(segment)), size(graph.size()),
+        scheduled(size) {
+    for (unsigned node = 0; node < size; ++node) {
+      Operation *op = graph.getOp(node);
+      OpResource resource = sched::isCommunication(op)
+                                ? OpResource::Communication
+                                : estimator.classify(op);
+      if (isa<WaitOp>(op))
+        resource = OpResource::Wait;
+      resources.push_back(resource);
+      costs.push_back(resource == OpResource::Free ? 0
+                                                   : estimator.estimateUs(op));
+      modelIds.push_back(schedule.getModel().getId(op));
+    }
+  }
+
+  void run();
+
+private:
+  bool isFree(unsigned node) const {
+    return resources[node] == OpResource::Free;
+  }
+  /// Whether every producer is scheduled or a free op that is ready.
+  bool isReady(unsigned node) const;
+  /// `node` and the unscheduled free ops it needs, in program order.
+  SmallVector<unsigned> getClosure(unsigned node) const;
+  /// Whether scheduling `nodes` next keeps program order.
+  bool isInProgramOrder(ArrayRef<unsigned> nodes) const;
+  void commit(ArrayRef<unsigned> nodes);
+  /// Schedules the ready `node` (and the free ops it needs) next unless the
+  /// memory budget refuses the move.
+  bool tryMove(unsigned node);
+  /// Schedules `node`, after ops in program order as long as the budget
+  /// refuses to move it.
+  void scheduleRequired(unsigned node);
+  /// Schedules the unscheduled non-free nodes of `set`, in program order.
+  void scheduleRequired(const llvm::BitVector &set);
+  void scheduleNextInProgramOrder() { commit({nextInProgramOrder}); }
+
+  llvm::BitVector getAncestors(unsigned node) const;
+  llvm::BitVector getDescendants(unsigned node) const;
+  void applyToSchedule();
+
+  sched::BlockSchedule &schedule;
+  const sched::BlockSchedule::Segment &segment;
+  sched::DependenceGraph graph;
+  unsigned size;
+  SmallVector<OpResource> resources;
+  SmallVector<double> costs;
+  /// The number of each node's op in the memory model.
+  SmallVector<unsigned> modelIds;
+  llvm::BitVector scheduled;
+  SmallVector<unsigned> order;
+  /// The first unscheduled node in program order.
+  unsigned nextInProgramOrder = 0;
+};
+
+} // namespace
+
+bool OverlapScheduler::isReady(unsigned node) const {
+  for (unsigned pred : graph.getPredecessors(node))
+    if (!scheduled[pred] && !(isFree(pred) && isReady(pred)))
+      return false;
+  return true;
+}
+
+SmallVector<unsigned> OverlapScheduler::getClosure(unsigned node) const {
+  llvm::BitVector in(size);
+  SmallVector<unsigned> worklist = {node};
+  in.set(node);
+  while (!worklist.empty()) {
+    unsigned current = worklist.pop_back_val();
+    for (unsigned pred : graph.getPredecessors(current))
+      if (!scheduled[pred] && isFree(pred) && !in[pred]) {
+        in.set(pred);
+        worklist.push_back(pred);
+      }
+  }
+  // Program order is a topological order.
+  SmallVector<unsigned> closure;
+  for (unsigned member : in.set_bits())
+    closure.push_back(member);
+  return closure;
+}
+
+bool OverlapScheduler::isInProgramOrder(ArrayRef<unsigned> nodes) const {
+  unsigned next = nextInProgramOrder;
+  for (unsigned node : nodes) {
+    while (next < size && scheduled[next])
+      ++next;
+    if (next != node)
+      return false;
+    ++next;
+  }
+  return true;
+}
+
+void OverlapScheduler::commit(ArrayRef<unsigned> nodes) {
+  for (unsigned node : nodes) {
+    scheduled.set(node);
+    order.push_back(node);
+  }
+  while (nextInProgramOrder < size && scheduled[nextInProgramOrder])
+    ++nextInProgramOrder;
+}
+
+bool OverlapScheduler::tryMove(unsigned node) {
+  SmallVector<unsigned> closure = getClosure(node);
+  if (isInProgramOrder(closure)) {
+    commit(closure);
+    return true;
+  }
+  // The prospective order: scheduled, the closure, the rest in program
+  // order.
+  llvm::BitVector taken = scheduled;
+  SmallVector<unsigned> ids;
+  ids.reserve(size);
+  for (unsigned scheduledNode : order)
+    ids.push_back(modelIds[scheduledNode]);
+  for (unsigned closureNode : closure) {
+    ids.push_back(modelIds[closureNode]);
+    taken.set(closureNode);
+  }
+  for (unsigned rest = 0; rest < size; ++rest)
+    if (!taken[rest])
+      ids.push_back(modelIds[rest]);
+  if (!schedule.tryReorderIds(segment, ids))
+    return false;
+  commit(closure);
+  return true;
+}
+
+void OverlapScheduler::scheduleRequired(unsigned node) {
+  while (!scheduled[node]) {
+    if (isReady(node) && tryMove(node))
+      return;
+    scheduleNextInProgramOrder();
+  }
+}
+
+void OverlapScheduler::scheduleRequired(const llvm::BitVector &set) {
+  for (unsigned node : set.set_bits())
+    if (!scheduled[node] && !isFree(node))
+      scheduleRequired(node);
+}
+
+llvm::BitVector OverlapScheduler::getAncestors(unsigned node) const {
+  llvm::BitVector result(size);
+  SmallVector<unsigned> worklist = {node};
+  while (!worklist.empty())
+    for (unsigned pred : graph.getPredecessors(worklist.pop_back_val()))
+      if (!result[pred]) {
+        result.set(pred);
+        worklist.push_back(pred);
+      }
+  return result;
+}
+
+llvm::BitVector OverlapScheduler::getDescendants(unsigned node) const {
+  llvm::BitVector result(size);
+  SmallVector<unsigned> worklist = {node};
+  while (!worklist.empty())
+    for (unsigned succ : graph.getSuccessors(worklist.pop_back_val()))
+      if (!result[succ]) {
+        result.set(succ);
+        worklist.push_back(succ);
+      }
+  return result;
+}
+
+void OverlapScheduler::run() {
+  ArrayRef<unsigned> comms = graph.getCommunication();
+  if (comms.empty())
+    return;
+  SmallVector<llvm::BitVector> ancestors, descendants;
+  for (unsigned comm : comms) {
+    ancestors.push_back(getAncestors(comm));
+    descendants.push_back(getDescendants(comm));
+  }
+  // The index of the first collective each node feeds (comms.size(): none).
+  SmallVector<unsigned> earliestComm(size, comms.size());
+  for (unsigned k = comms.size(); k-- > 0;)
+    for (unsigned node : ancestors[k].set_bits())
+      earliestComm[node] = k;
+
+  scheduleRequired(ancestors.front());
+  scheduleRequired(comms.front());
+
+  double rolledOver = 0;
+  for (unsigned k = 1; k < comms.size(); ++k) {
+    unsigned prev = comms[k - 1], next = comms[k];
+    // Step 1: what the next collective needs and the pending one does not
+    // feed.
+    llvm::BitVector needed = ancestors[k];
+    needed.reset(descendants[k - 1]);
+    double total = rolledOver;
+    for (unsigned node : needed.set_bits())
+      if (!scheduled[node] && !isFree(node))
+        total += costs[node];
+    scheduleRequired(needed);
+    double step1 = total;
+
+    // Step 2: more compute independent of the pending collective while it
+    // is modelled to be running. A synchronous one cannot be overlapped,
+    // nor one whose waits are already scheduled.
+    double prevCost = costs[prev];
+    bool pending = isa<AsyncStartOp>(graph.getOp(prev)) &&
+                   llvm::any_of(graph.getSuccessors(prev), [&](unsigned succ) {
+                     return isa<WaitOp>(graph.getOp(succ)) && !scheduled[succ];
+                   });
+    if (pending && total < prevCost) {
+      llvm::BitVector skipped(size);
+      while (total < prevCost) {
+        std::optional<unsigned> best;
+        for (unsigned node = 0; node < size; ++node) {
+          if (scheduled[node] || skipped[node] ||
+              resources[node] != OpResource::Compute ||
+              descendants[k - 1][node] || !isReady(node))
+            continue;
+          if (!best || earliestComm[node] < earliestComm[*best])
+            best = node;
+        }
+        if (!best)
+          break;
+        double cost = costs[*best];
+        // Less than half of it would overlap the pending collective.
+        if (prevCost - total <= cost / 2 || !tryMove(*best)) {
+          skipped.set(*best);
+          continue;
+        }
+        total += cost;
+      }
+    }
+    double rollable = total - step1;
+
+    // Step 3: the rest the next collective needs; step 4: the collective.
+    llvm::BitVector blocking = ancestors[k];
+    bool blocked = false;
+    for (unsigned node : blocking.set_bits())
+      blocked |= !scheduled[node] && !isFree(node);
+    scheduleRequired(blocking);
+    scheduleRequired(next);
+    rolledOver = blocked ? 0 : rollable;
+  }
+  while (nextInProgramOrder < size)
+    scheduleNextInProgramOrder();
+  applyToSchedule();
+}
+
+void OverlapScheduler::applyToSchedule() {
+  SmallVector<unsigned> ids;
+  for (unsigned node : order)
+    ids.push_back(modelIds[node]);
+  // The moves were checked one by one; what followed them kept program
+  // order, so the final order is the last prospective one.
+  schedule.tryReorderIds(segment, ids);
+}
+
+namespace {
+
+struct ReorderComputeForOverlapPass
+    : dtensor::impl::ReorderComputeForOverlapPassBase<
+          ReorderComputeForOverlapPass> {
+  using Base::Base;
+  ReorderComputeForOverlapPass(
+      const ReorderComputeForOverlapPassOptions &options,
+      std::shared_ptr<PeakMemoryBaseline> baseline, bool recordBaseline)
+      : Base(options), baseline(std::move(baseline)),
+        recordBaseline(recordBaseline) {}
+
+  void runOnOperation() override {
+    FailureOr<std::unique_ptr<CostEstimator>> estimator =
+        sched::createEstimatorFromOptions(getOperation(), hardware,
+                                          hardwareFile, costTable);
+    if (failed(estimator))
+      return signalPassFailure();
+    sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
+    budget.beginModule();
+    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
+      Block *body = sched::getSchedulableBody(func);
+      if (!body)
+        continue;
+      sched::BlockSchedule schedule(*body);
+      int64_t before = schedule.getPeak();
+      schedule.setLimit(budget.getLimit(func, before));
+      for (const sched::BlockSchedule::Segment &segment :
+           schedule.getSegments())
+        OverlapScheduler(*body, schedule, segment, **estimator).run();
+      schedule.apply();
+      if (reportMemory)
+        sched::reportMemory(func, getArgument(), before, schedule.getPeak(),
+                            schedule);
+    }
+  }
+
+  std::shared_ptr<PeakMemoryBaseline> baseline;
+  bool recordBaseline = false;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::dtensor::sched::makeReorderComputeForOverlapPass(
+    const OverlapOptions &options, std::shared_ptr<PeakMemoryBaseline> baseline,
+    bool recordBaseline) {
+  ReorderComputeForOverlapPassOptions passOptions;
+  passOptions.hardware = options.hardware;
+  passOptions.hardwareFile = options.hardwareFile;
+  passOptions.costTable = options.costTable;
+  passOptions.memoryBudget = options.memoryBudget;
+  passOptions.reportMemory = options.reportMemory;
+  return std::make_unique<ReorderComputeForOverlapPass>(
+      passOptions, std::move(baseline), recordBaseline);
+}
