@@ -526,13 +526,14 @@ int Driver::run() {
       numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
     });
   }
-  // Session::runPipeline nests an anchored "builtin.module(...)" pipeline
-  // under the module (where it finds no module to run on): the pipeline is
-  // given without the anchor.
+  // Scheduling for overlap. The registered pipeline is named without the
+  // `builtin.module(...)` anchor: Session::runPipeline adds its text to a
+  // module pass manager as is, and an anchored pipeline (unlike an anchored
+  // pass) ran nothing there.
   if (!options.overlap.empty() &&
       failed(session.runPipeline(*sharded,
-                                 "builtin.module(dtensor-overlap{passes=" + options.overlap +
-                                     " hardware=" + options.hardware + "})")))
+                                 "dtensor-overlap{passes=" + options.overlap +
+                                     " hardware=" + options.hardware + "}")))
     return error("scheduling the sharded program (--overlap=" +
                  options.overlap + ") failed");
   if (failed(session.lower(*sharded, Stage::LLVM, compileOptions,
