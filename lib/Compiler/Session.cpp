@@ -28,8 +28,7 @@
 using namespace mlir;
 using namespace mlir::dtensor;
 
-static constexpr llvm::StringLiteral kSignaturesAttrName =
-    "dtensor.signatures";
+static constexpr llvm::StringLiteral kSignaturesAttrName = "dtensor.signatures";
 
 std::optional<Stage> mlir::dtensor::parseStage(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<Stage>>(name)
@@ -84,10 +83,10 @@ void Session::setDiagnosticCallback(DiagnosticCallback callback) {
           break;
         }
         if (auto loc = dyn_cast<FileLineColLoc>(diag.getLocation()))
-          out.location = (loc.getFilename().getValue() + ":" +
-                          llvm::Twine(loc.getLine()) + ":" +
-                          llvm::Twine(loc.getColumn()))
-                             .str();
+          out.location =
+              (loc.getFilename().getValue() + ":" + llvm::Twine(loc.getLine()) +
+               ":" + llvm::Twine(loc.getColumn()))
+                  .str();
         out.message = diag.str();
         impl->callback(out);
         for (mlir::Diagnostic &note : diag.getNotes()) {
@@ -106,8 +105,8 @@ FailureOr<OwningOpRef<ModuleOp>> Session::parse(llvm::StringRef source,
       llvm::MemoryBuffer::getMemBufferCopy(source, name), llvm::SMLoc());
   std::unique_ptr<SourceMgrDiagnosticHandler> printer;
   if (!impl->callback)
-    printer = std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr,
-                                                           &impl->context);
+    printer =
+        std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &impl->context);
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, &impl->context);
   if (!module)
@@ -160,11 +159,25 @@ LogicalResult Session::lower(ModuleOp module, Stage to,
 }
 
 LogicalResult Session::runPipeline(ModuleOp module, llvm::StringRef pipeline) {
-  PassManager pm(&impl->context);
+  PassManager pm(&impl->context, ModuleOp::getOperationName());
   std::string error;
   llvm::raw_string_ostream os(error);
-  if (failed(parsePassPipeline(pipeline, pm, os)))
+  // `builtin.module(...)` names the passes of the module itself (as in
+  // mlir-opt's --pass-pipeline). Parsed into a module pass manager as is,
+  // it would become a pipeline of the modules nested in this one.
+  StringRef text = pipeline.trim();
+  if (text.starts_with(ModuleOp::getOperationName())) {
+    FailureOr<OpPassManager> anchored = parsePassPipeline(text, os);
+    if (failed(anchored))
+      return emitError(module.getLoc()) << "invalid pipeline: " << error;
+    if (anchored->getOpAnchorName() != ModuleOp::getOperationName())
+      return emitError(module.getLoc())
+             << "invalid pipeline: anchored on '" << anchored->getOpAnchorName()
+             << "', expected '" << ModuleOp::getOperationName() << "'";
+    static_cast<OpPassManager &>(pm) = std::move(*anchored);
+  } else if (failed(parsePassPipeline(text, pm, os))) {
     return emitError(module.getLoc()) << "invalid pipeline: " << error;
+  }
   return pm.run(module);
 }
 
@@ -182,8 +195,8 @@ void Session::stripPlacements(ModuleOp module) {
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       func.removeArgAttr(i, kLayoutAttrName);
     for (unsigned i = 0; i < func.getNumResults(); ++i)
-      func.removeResultAttr(i, StringAttr::get(module.getContext(),
-                                               kLayoutAttrName));
+      func.removeResultAttr(
+          i, StringAttr::get(module.getContext(), kLayoutAttrName));
   }
 }
 
@@ -213,10 +226,11 @@ FailureOr<std::unique_ptr<Executable>> Session::compile(ModuleOp module) {
     llvm::InitializeNativeTargetAsmPrinter();
   });
   auto executable = std::unique_ptr<Executable>(new Executable());
-  if (auto signatures = module->getAttrOfType<DictionaryAttr>(
-          kSignaturesAttrName)) {
+  if (auto signatures =
+          module->getAttrOfType<DictionaryAttr>(kSignaturesAttrName)) {
     for (NamedAttribute entry : signatures) {
-      auto type = cast<FunctionType>(cast<TypeAttr>(entry.getValue()).getValue());
+      auto type =
+          cast<FunctionType>(cast<TypeAttr>(entry.getValue()).getValue());
       Executable::Signature signature;
       auto convert = [&](TypeRange types, auto &out) -> LogicalResult {
         for (Type t : types) {
@@ -292,8 +306,8 @@ Executable::invoke(llvm::StringRef name,
     if (arg->type != type || static_cast<int64_t>(arg->shape.size()) != rank)
       return fail("argument #" + llvm::Twine(i) + " must be a rank-" +
                   llvm::Twine(rank) + " " + getElementTypeName(type) +
-                  " tensor, got rank " + llvm::Twine(arg->shape.size()) +
-                  " " + getElementTypeName(arg->type));
+                  " tensor, got rank " + llvm::Twine(arg->shape.size()) + " " +
+                  getElementTypeName(arg->type));
     Descriptor d(rank);
     auto data = reinterpret_cast<intptr_t>(copies[i].data());
     d.words[0] = data;
@@ -339,8 +353,7 @@ Executable::invoke(llvm::StringRef name,
       int64_t offset = 0;
       for (int64_t d = 0; d < rank; ++d)
         offset += index[d] * words[3 + rank + d];
-      std::memcpy(result.data.data() + i * width, base + offset * width,
-                  width);
+      std::memcpy(result.data.data() + i * width, base + offset * width, width);
       for (int64_t d = rank - 1; d >= 0; --d) {
         if (++index[d] < shape[d])
           break;

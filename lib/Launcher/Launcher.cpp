@@ -91,9 +91,10 @@ struct Manifest {
 json::Value toJSON(const TensorSpec &spec) {
   json::Array placements;
   for (const Placement &p : spec.placements)
-    placements.push_back(json::Object{{"kind", static_cast<int64_t>(p.kind)},
-                                      {"dim", p.dim},
-                                      {"reduce", static_cast<int64_t>(p.reduce)}});
+    placements.push_back(
+        json::Object{{"kind", static_cast<int64_t>(p.kind)},
+                     {"dim", p.dim},
+                     {"reduce", static_cast<int64_t>(p.reduce)}});
   return json::Object{{"type", static_cast<int64_t>(spec.type)},
                       {"shape", json::Array(spec.shape)},
                       {"mesh", spec.mesh},
@@ -202,7 +203,8 @@ void blockOf(const TensorSpec &spec, const MeshSpec &mesh,
   for (size_t dim = 0; dim < spec.shape.size(); ++dim) {
     SmallVector<int64_t> splits, indices;
     for (auto [axis, p] : llvm::enumerate(spec.placements))
-      if (p.kind == PlacementKind::Shard && p.dim == static_cast<int64_t>(dim)) {
+      if (p.kind == PlacementKind::Shard &&
+          p.dim == static_cast<int64_t>(dim)) {
         splits.push_back(mesh.shape[axis]);
         indices.push_back(coords[axis]);
       }
@@ -345,9 +347,9 @@ int64_t integerBound(func::FuncOp func, unsigned argIndex) {
       indices = annotate.getInput();
     auto arg = dyn_cast<BlockArgument>(indices);
     if (arg && arg.getArgNumber() == argIndex)
-      bound = std::min(bound == 16 ? gather.getSourceType().getDimSize(0)
-                                   : bound,
-                       gather.getSourceType().getDimSize(0));
+      bound =
+          std::min(bound == 16 ? gather.getSourceType().getDimSize(0) : bound,
+                   gather.getSourceType().getDimSize(0));
   });
   return bound;
 }
@@ -376,7 +378,8 @@ private:
 
 int Driver::run() {
   Session session;
-  FailureOr<OwningOpRef<ModuleOp>> parsed = session.parseFile(options.inputFile);
+  FailureOr<OwningOpRef<ModuleOp>> parsed =
+      session.parseFile(options.inputFile);
   if (failed(parsed))
     return 2;
   ModuleOp original = **parsed;
@@ -394,9 +397,8 @@ int Driver::run() {
     }
   }
   if (!entry)
-    return error(options.entry.empty()
-                     ? "no public function to run"
-                     : "no function @" + options.entry);
+    return error(options.entry.empty() ? "no public function to run"
+                                       : "no function @" + options.entry);
   std::string entryName = entry.getSymName().str();
   // Only the entry is called from the host.
   for (auto func : original.getOps<func::FuncOp>())
@@ -422,8 +424,8 @@ int Driver::run() {
 
   // Inputs (global), random or from files.
   std::random_device device;
-  uint64_t seed = options.seed ? *options.seed
-                               : (uint64_t(device()) << 32) ^ device();
+  uint64_t seed =
+      options.seed ? *options.seed : (uint64_t(device()) << 32) ^ device();
   std::mt19937_64 rng(seed);
   std::vector<HostTensor> inputs;
   for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
@@ -506,38 +508,36 @@ int Driver::run() {
       return error("result #" + llvm::Twine(i) + " has no layout");
     manifest.results.push_back(*spec);
   }
-  const MeshSpec &mesh = manifest.meshes[manifest.args.empty()
-                                             ? 0
-                                             : manifest.args.front().mesh];
+  const MeshSpec &mesh =
+      manifest.meshes[manifest.args.empty() ? 0 : manifest.args.front().mesh];
   if (mesh.size() != options.ranks)
     return error("mesh @" + mesh.name + " has " + llvm::Twine(mesh.size()) +
                  " processes; run with -n " + llvm::Twine(mesh.size()));
   // Comm-compute fusion, before any scheduling (which leaves overlapped
   // collectives unfused). force=true: test shapes are too small to pay.
-  // The pipeline is given without its builtin.module anchor (see below).
   int64_t numAllGatherMatmul = 0, numMatmulReduceScatter = 0;
   if (options.fuse) {
     if (failed(session.runPipeline(
-            *sharded, "dtensor-fuse-collective-matmul{force=true hardware=" +
-                          options.hardware + "}")))
+            *sharded,
+            "builtin.module(dtensor-fuse-collective-matmul{force=true "
+            "hardware=" +
+                options.hardware + "})")))
       return error("fusing collectives with matmuls (--fuse) failed");
     perRank.walk([&](Operation *op) {
       numAllGatherMatmul += isa<AllGatherMatmulOp>(op);
       numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
     });
   }
-  // Scheduling for overlap. The registered pipeline is named without the
-  // `builtin.module(...)` anchor: Session::runPipeline adds its text to a
-  // module pass manager as is, and an anchored pipeline (unlike an anchored
-  // pass) ran nothing there.
+  // Scheduling for overlap.
   if (!options.overlap.empty() &&
-      failed(session.runPipeline(*sharded,
-                                 "dtensor-overlap{passes=" + options.overlap +
-                                     " hardware=" + options.hardware + "}")))
+      failed(session.runPipeline(*sharded, "builtin.module(dtensor-overlap{"
+                                           "passes=" +
+                                               options.overlap + " hardware=" +
+                                               options.hardware + "})")))
     return error("scheduling the sharded program (--overlap=" +
                  options.overlap + ") failed");
-  if (failed(session.lower(*sharded, Stage::LLVM, compileOptions,
-                           Stage::PerRank)))
+  if (failed(
+          session.lower(*sharded, Stage::LLVM, compileOptions, Stage::PerRank)))
     return error("lowering the sharded program failed");
   {
     std::error_code ec;
@@ -574,9 +574,8 @@ int Driver::run() {
      << options.ranks << " ranks (mesh @" << mesh.name << "), seed " << seed
      << "\n";
   if (options.fuse)
-    os << "dtensor-run: fused " << numAllGatherMatmul
-       << " all_gather_matmul, " << numMatmulReduceScatter
-       << " matmul_reduce_scatter\n";
+    os << "dtensor-run: fused " << numAllGatherMatmul << " all_gather_matmul, "
+       << numMatmulReduceScatter << " matmul_reduce_scatter\n";
   os.flush();
 
   // The rank job.
@@ -710,8 +709,7 @@ int mlir::dtensor::launchAndCheck(const LaunchOptions &options,
 // Worker
 //===----------------------------------------------------------------------===//
 
-int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc,
-                             char ***argv) {
+int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
   if (dtensor_rt_init(argc, argv) != 0)
     return 2;
   int64_t rank = dtensor_rt_world_rank();

@@ -53,8 +53,8 @@ TEST(Session, LowersToEachStage) {
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::Planned, options)));
   std::string planned = Session::print(**module);
   EXPECT_NE(planned.find("dtensor.redistribute"), std::string::npos);
-  ASSERT_TRUE(succeeded(session.lower(**module, Stage::PerRank, options,
-                                      Stage::Planned)));
+  ASSERT_TRUE(succeeded(
+      session.lower(**module, Stage::PerRank, options, Stage::Planned)));
   std::string perRank = Session::print(**module);
   EXPECT_NE(perRank.find("dtensor.all_gather"), std::string::npos) << perRank;
   EXPECT_NE(perRank.find("tensor<2x4xf32>"), std::string::npos) << perRank;
@@ -147,3 +147,64 @@ TEST(Session, InvokeLeavesArgumentsUnchanged) {
 }
 
 } // namespace
+
+/// Counts the ops named `name` in `module`.
+static int countOps(ModuleOp module, llvm::StringRef name) {
+  int count = 0;
+  module.walk(
+      [&](Operation *op) { count += op->getName().getStringRef() == name; });
+  return count;
+}
+
+TEST(Session, RunPipelineAcceptsAnchoredAndUnanchoredText) {
+  // A pipeline anchored on the module (the form mlir-opt's --pass-pipeline
+  // takes), the same without the anchor, a registered pipeline in both
+  // forms, and a pipeline nested on functions all run.
+  for (const char *pipeline :
+       {"builtin.module(dtensor-async-collectives)",
+        "dtensor-async-collectives",
+        "builtin.module(dtensor-overlap{passes=async-collectives})",
+        " builtin.module( dtensor-overlap{passes=async-collectives} ) ",
+        "dtensor-overlap{passes=async-collectives}"}) {
+    Session session;
+    auto module = session.parse(kProgram);
+    ASSERT_TRUE(succeeded(module));
+    ASSERT_TRUE(succeeded(session.lower(**module, Stage::PerRank, {})));
+    ASSERT_EQ(countOps(**module, "dtensor.async_start"), 0);
+    ASSERT_TRUE(succeeded(session.runPipeline(**module, pipeline))) << pipeline;
+    EXPECT_EQ(countOps(**module, "dtensor.async_start"), 1) << pipeline;
+  }
+  // Nested pipelines still reach the functions.
+  Session session;
+  auto module = session.parse(R"mlir(
+func.func @twice(%x: f32) -> (f32, f32) {
+  %a = arith.addf %x, %x : f32
+  %b = arith.addf %x, %x : f32
+  return %a, %b : f32, f32
+}
+)mlir");
+  ASSERT_TRUE(succeeded(module));
+  ASSERT_TRUE(succeeded(
+      session.runPipeline(**module, "builtin.module(func.func(cse))")));
+  EXPECT_EQ(countOps(**module, "arith.addf"), 1);
+}
+
+TEST(Session, RunPipelineRejectsBadText) {
+  Session session;
+  std::string message;
+  session.setDiagnosticCallback([&](const dtensor::Diagnostic &d) {
+    if (d.severity == dtensor::Diagnostic::Severity::Error)
+      message = d.message;
+  });
+  auto module = session.parse(kProgram);
+  ASSERT_TRUE(succeeded(module));
+  EXPECT_TRUE(failed(session.runPipeline(**module, "no-such-pass")));
+  EXPECT_NE(message.find("invalid pipeline"), std::string::npos) << message;
+  message.clear();
+  EXPECT_TRUE(failed(session.runPipeline(**module, "builtin.module(cse")));
+  EXPECT_NE(message.find("invalid pipeline"), std::string::npos) << message;
+  message.clear();
+  EXPECT_TRUE(failed(session.runPipeline(**module, "builtin.modulex(cse)")));
+  EXPECT_NE(message.find("anchored on 'builtin.modulex'"), std::string::npos)
+      << message;
+}

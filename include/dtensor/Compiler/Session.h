@@ -86,7 +86,10 @@ public:
   /// view) to stage `to`.
   LogicalResult lower(ModuleOp module, Stage to, const CompileOptions &options,
                       Stage from = Stage::Global);
-  /// Runs a textual pass pipeline, e.g. "builtin.module(dtensor-spmd)".
+  /// Runs a textual pass pipeline on `module`: anchored on the module, as
+  /// mlir-opt's --pass-pipeline takes it ("builtin.module(dtensor-spmd)"),
+  /// or without the anchor ("dtensor-spmd,canonicalize"). Emits an error
+  /// and fails for an unparsable pipeline or another anchor.
   LogicalResult runPipeline(ModuleOp module, llvm::StringRef pipeline);
   /// Removes every placement request and layout from a global program so
   /// that it describes the unsharded computation on one process.
