@@ -75,9 +75,10 @@ struct OverlapPipelineCLOptions
     : public PassPipelineOptions<OverlapPipelineCLOptions> {
   PassOptions::ListOption<std::string> passes{
       *this, "passes",
-      llvm::cl::desc("scheduling passes in order: async-collectives, "
-                     "bucket-collectives, reorder-compute-for-overlap, "
-                     "sink-waits, raise-comms, default (default: "
+      llvm::cl::desc("scheduling passes in order: split-matmul-all-reduce, "
+                     "async-collectives, bucket-collectives, "
+                     "reorder-compute-for-overlap, sink-waits, raise-comms, "
+                     "default (default: split-matmul-all-reduce, "
                      "async-collectives, reorder-compute-for-overlap, "
                      "sink-waits, raise-comms)")};
   PassOptions::Option<std::string> hardware{

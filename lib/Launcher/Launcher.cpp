@@ -528,6 +528,28 @@ int Driver::run() {
       numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
     });
   }
+  // Matmul + all_reduce in row chunks (every legal candidate).
+  int64_t numSplit = 0;
+  if (options.splitAllReduce < 0 || options.splitAllReduce == 1)
+    return error("--split-all-reduce takes a chunk count of at least 2 (or "
+                 "0: no split), got " +
+                 llvm::Twine(options.splitAllReduce));
+  if (options.splitAllReduce > 0) {
+    auto countAllReduces = [&] {
+      int64_t count = 0;
+      perRank.walk([&](AllReduceOp) { ++count; });
+      return count;
+    };
+    int64_t before = countAllReduces();
+    if (failed(session.runPipeline(
+            *sharded,
+            "builtin.module(dtensor-split-matmul-all-reduce{force=true "
+            "chunks=" +
+                std::to_string(options.splitAllReduce) + "})")))
+      return error("splitting matmul + all_reduce (--split-all-reduce) "
+                   "failed");
+    numSplit = (countAllReduces() - before) / (options.splitAllReduce - 1);
+  }
   // Scheduling for overlap.
   if (!options.overlap.empty() &&
       failed(session.runPipeline(*sharded, "builtin.module(dtensor-overlap{"
@@ -576,6 +598,9 @@ int Driver::run() {
   if (options.fuse)
     os << "dtensor-run: fused " << numAllGatherMatmul << " all_gather_matmul, "
        << numMatmulReduceScatter << " matmul_reduce_scatter\n";
+  if (options.splitAllReduce > 0)
+    os << "dtensor-run: split " << numSplit << " matmul + all_reduce into "
+       << options.splitAllReduce << " row chunks\n";
   os.flush();
 
   // The rank job.

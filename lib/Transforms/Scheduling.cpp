@@ -306,11 +306,11 @@ sched::createEstimatorFromOptions(Operation *module, StringRef hardware,
 //===----------------------------------------------------------------------===//
 
 static constexpr llvm::StringLiteral kAllPasses[] = {
-    "async-collectives", "bucket-collectives", "reorder-compute-for-overlap",
-    "sink-waits", "raise-comms"};
+    "split-matmul-all-reduce", "async-collectives", "bucket-collectives",
+    "reorder-compute-for-overlap", "sink-waits", "raise-comms"};
 static constexpr llvm::StringLiteral kDefaultPasses[] = {
-    "async-collectives", "reorder-compute-for-overlap", "sink-waits",
-    "raise-comms"};
+    "split-matmul-all-reduce", "async-collectives",
+    "reorder-compute-for-overlap", "sink-waits", "raise-comms"};
 
 ArrayRef<StringRef> mlir::dtensor::getOverlapPassNames() {
   static const SmallVector<StringRef> names(std::begin(kAllPasses),
@@ -329,6 +329,9 @@ mlir::dtensor::createOverlapPass(StringRef name, const OverlapOptions &options,
                                  std::shared_ptr<PeakMemoryBaseline> baseline,
                                  bool recordBaseline) {
   name.consume_front("dtensor-");
+  if (name == "split-matmul-all-reduce")
+    return makeSplitMatmulAllReducePass(options, std::move(baseline),
+                                        recordBaseline);
   if (name == "async-collectives")
     return makeMakeCollectivesAsyncPass(std::move(baseline), recordBaseline);
   if (name == "bucket-collectives")

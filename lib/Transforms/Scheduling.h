@@ -248,6 +248,10 @@ makeReorderComputeForOverlapPass(const OverlapOptions &options,
                                  std::shared_ptr<PeakMemoryBaseline> baseline,
                                  bool recordBaseline);
 std::unique_ptr<Pass>
+makeSplitMatmulAllReducePass(const OverlapOptions &options,
+                             std::shared_ptr<PeakMemoryBaseline> baseline,
+                             bool recordBaseline);
+std::unique_ptr<Pass>
 makeBucketCollectivesPass(const OverlapOptions &options,
                           std::shared_ptr<PeakMemoryBaseline> baseline,
                           bool recordBaseline);

@@ -1,15 +1,16 @@
 // The dtensor-overlap pipeline and the invariants of the scheduling passes.
 // RUN: split-file %s %t
 
-// The default pass list is async-collectives, reorder-compute-for-overlap,
-// sink-waits, raise-comms; "default" names it inside a list.
+// The default pass list is split-matmul-all-reduce, async-collectives,
+// reorder-compute-for-overlap, sink-waits, raise-comms; "default" names it
+// inside a list.
 // RUN: dtensor-opt %t/order.mlir --pass-pipeline="builtin.module(dtensor-overlap)" > %t/default.mlir
-// RUN: dtensor-opt %t/order.mlir --pass-pipeline="builtin.module(dtensor-overlap{passes=async-collectives,reorder-compute-for-overlap,sink-waits,raise-comms})" | diff %t/default.mlir -
+// RUN: dtensor-opt %t/order.mlir --pass-pipeline="builtin.module(dtensor-overlap{passes=split-matmul-all-reduce,async-collectives,reorder-compute-for-overlap,sink-waits,raise-comms})" | diff %t/default.mlir -
 // RUN: dtensor-opt %t/order.mlir --pass-pipeline="builtin.module(dtensor-overlap{passes=default})" | diff %t/default.mlir -
 // RUN: FileCheck %s --check-prefix=DEFAULT < %t/default.mlir
 // RUN: not dtensor-opt %t/order.mlir --pass-pipeline="builtin.module(dtensor-overlap{passes=sink-waits,sink-comms})" 2>&1 | FileCheck %s --check-prefix=ERR
 
-// ERR: unknown overlap pass 'sink-comms' (expected async-collectives, bucket-collectives, reorder-compute-for-overlap, sink-waits, raise-comms, or default)
+// ERR: unknown overlap pass 'sink-comms' (expected split-matmul-all-reduce, async-collectives, bucket-collectives, reorder-compute-for-overlap, sink-waits, raise-comms, or default)
 
 // DEFAULT-LABEL: func.func @order
 // DEFAULT:       dtensor.async_start

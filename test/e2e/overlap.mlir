@@ -13,6 +13,19 @@
 // RUN: timeout 120 dtensor-run %s -n 4 --entry two_mlps --seed 34 --overlap=bucket-collectives,async-collectives,reorder-compute-for-overlap,sink-waits,raise-comms | FileCheck %s
 // RUN: timeout 120 dtensor-run %s -n 4 --entry two_mlps --seed 35 --overlap=async-collectives,sink-waits | FileCheck %s
 // RUN: not dtensor-run %s -n 4 --entry two_mlps --overlap=sink-comms 2>&1 | FileCheck %s --check-prefix=ERR
+//
+// Matmul + all_reduce split into row chunks (every candidate, whatever the
+// cost model says), then scheduled: the chunks' all_reduces run while later
+// chunks multiply; every element is computed and reduced as before.
+// RUN: for c in 2 4; do \
+// RUN:   timeout 120 dtensor-run %dtensor_src_root/examples/tp_mlp.mlir -n 4 --seed 36 --split-all-reduce=$c --overlap=default | FileCheck %s --check-prefixes=CHECK,SPLIT1 || exit 1; \
+// RUN: done
+// RUN: timeout 120 dtensor-run %s -n 4 --entry two_mlps --seed 37 --split-all-reduce=2 --overlap=default | FileCheck %s --check-prefixes=CHECK,SPLIT2
+// RUN: timeout 120 dtensor-run %dtensor_src_root/test/e2e/mlp.mlir -n 4 --entry mlp_2d --seed 38 --split-all-reduce=2 --overlap=default | FileCheck %s --check-prefixes=CHECK,SPLIT1
+// RUN: not dtensor-run %s -n 4 --entry two_mlps --split-all-reduce=1 2>&1 | FileCheck %s --check-prefix=ERR-SPLIT
+// SPLIT1: split 1 matmul + all_reduce into {{[24]}} row chunks
+// SPLIT2: split 2 matmul + all_reduce into 2 row chunks
+// ERR-SPLIT: --split-all-reduce takes a chunk count of at least 2 (or 0: no split), got 1
 // CHECK: PASS
 
 // The lowered program starts both all_reduces before waiting for either.

@@ -49,6 +49,11 @@ static cl::opt<bool>
     fuse("fuse", cl::desc("fuse all_gather + matmul and matmul + "
                           "reduce_scatter in the per-rank program (every "
                           "legal candidate) before lowering it"));
+static cl::opt<int64_t> splitAllReduce(
+    "split-all-reduce",
+    cl::desc("split every matmul + all_reduce of the per-rank program into "
+             "N row chunks before scheduling (N >= 2; 0: no split)"),
+    cl::init(0));
 static cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to launch with"),
                                    cl::init("mpirun"));
 static cl::opt<std::string> workDir("work-dir",
@@ -81,6 +86,7 @@ int main(int argc, char **argv) {
   options.hardware = hardware;
   options.overlap = overlap;
   options.fuse = fuse;
+  options.splitAllReduce = splitAllReduce;
   options.mpirun = mpirun;
   options.workDir = workDir;
   for (const std::string &spec : inputs) {

@@ -46,6 +46,10 @@ struct LaunchOptions {
   /// program (dtensor-fuse-collective-matmul with force=true, before the
   /// scheduling passes); the fused ops run as ring pipelines.
   bool fuse = false;
+  /// Split every matmul + all_reduce of the per-rank program into this many
+  /// row chunks (dtensor-split-matmul-all-reduce with force=true, after
+  /// fusion and before the scheduling passes); 0: no split, 1 is invalid.
+  int64_t splitAllReduce = 0;
   std::string mpirun = "mpirun";
   /// Work directory for the compiled modules, inputs and outputs; empty: a
   /// fresh temporary one, removed afterwards unless keepWorkDir.

@@ -42,12 +42,13 @@ struct OverlapOptions {
   int64_t bucketCapBytes = 25 * 1024 * 1024;
 };
 
-/// Every name the pipeline accepts: async-collectives, bucket-collectives,
-/// reorder-compute-for-overlap, sink-waits, raise-comms.
+/// Every name the pipeline accepts: split-matmul-all-reduce,
+/// async-collectives, bucket-collectives, reorder-compute-for-overlap,
+/// sink-waits, raise-comms.
 llvm::ArrayRef<llvm::StringRef> getOverlapPassNames();
 
-/// The default order: async-collectives, reorder-compute-for-overlap,
-/// sink-waits, raise-comms.
+/// The default order: split-matmul-all-reduce, async-collectives,
+/// reorder-compute-for-overlap, sink-waits, raise-comms.
 llvm::ArrayRef<llvm::StringRef> getDefaultOverlapPasses();
 
 /// The scheduling pass called `name` (with or without the `dtensor-`

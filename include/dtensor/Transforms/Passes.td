@@ -292,6 +292,62 @@ def BucketCollectivesPass
   let dependentDialects = ["::mlir::dtensor::DTensorDialect"];
 }
 
+def SplitMatmulAllReducePass
+    : Pass<"dtensor-split-matmul-all-reduce", "::mlir::ModuleOp"> {
+  let summary = "splits matmul + all_reduce into row chunks that pipeline";
+  let description = [{
+    An all_reduce whose operand is a matmul's product (`linalg.matmul` or
+    any `linalg` contraction `C[rows..., n] = sum_k A[rows..., k] * B[k,
+    n]`, B possibly transposed, into zeros, A of rank 2 or 3) and nothing
+    else's becomes `chunks` row chunks: chunk i slices A along a row dim,
+    multiplies it by B into the matching slice of the zero init and
+    all-reduces the chunk; a `tensor.concat` assembles the result. Every
+    element is computed and reduced exactly as before, for every reduce
+    kind (an all_reduce is elementwise across ranks). On its own the split
+    only adds launches: the scheduling passes that follow
+    (async-collectives, reorder-compute-for-overlap, sink-waits) run chunk
+    i's all_reduce while chunk i + 1 is multiplied, which is what the cost
+    gate assumes.
+
+    The gate builds one chunk for each count tried (`chunks`, or 2, 4 and 8
+    when `chunks` is 0; the chunked dim is the first row dim the count
+    divides), asks the cost estimator for its matmul, its all_reduce and the
+    concat, and models the two-stage pipeline: chunk matmuls back to back,
+    each chunk's all_reduce after its matmul and the previous all_reduce,
+    then the concat. The count with the shortest pipeline is taken if it
+    beats the matmul followed by the whole all_reduce by `threshold`
+    (`force` skips the gate). A split that would raise the peak live memory
+    over the budget is undone. Each candidate all_reduce gets a remark
+    saying whether it was split and why (not). Asynchronous all_reduces are
+    left alone: run the pass before async-collectives.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"0",
+           "number of row chunks (0: the best of 2, 4 and 8 by the cost "
+           "model)">,
+    Option<"force", "force", "bool", /*default=*/"false",
+           "split every legal candidate, whatever the cost model says">,
+    Option<"threshold", "threshold", "double", /*default=*/"1.0",
+           "speedup (unsplit / pipelined modelled time) a split must show">,
+    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
+           "cost-model preset: h100, h200 or cpu">,
+    Option<"hardwareFile", "hardware-file", "std::string", /*default=*/"\"\"",
+           "JSON hardware description overriding fields of a preset">,
+    Option<"costTable", "cost-table", "std::string", /*default=*/"\"\"",
+           "JSON per-op cost table (op name -> microseconds)">,
+    Option<"memoryBudget", "memory-budget", "double", /*default=*/"0.2",
+           "allowed growth of the peak live memory over the unscheduled "
+           "program (0.2: 20%; negative: no limit)">,
+    Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
+           "emit a remark per function with the peak live memory before "
+           "and after">,
+  ];
+  let statistics = [
+    Statistic<"numSplit", "split", "all_reduces split into row chunks">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Comm-compute fusion (docs/fusion.md)
 //===----------------------------------------------------------------------===//
