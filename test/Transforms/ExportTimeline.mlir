@@ -20,9 +20,7 @@
 // A table that lacks an op and has no default falls back to the model.
 // RUN: dtensor-opt %t/prog.mlir --dtensor-export-timeline="cost-table=%t/partial.json" -o /dev/null | FileCheck %s --check-prefix=PARTIAL
 
-// The picture of docs/timeline.md is made from a valid program.
-// RUN: dtensor-opt %dtensor_src_root/docs/images/tp_mlp_timeline.mlir --dtensor-export-timeline="svg=%t/docs.svg" -o /dev/null | FileCheck %s --check-prefix=DOCS
-// RUN: FileCheck %s --check-prefix=DOCS-SVG < %t/docs.svg
+// The pictures of docs/timeline.md: test/docs/timelines.test.
 
 // Errors.
 // RUN: not dtensor-opt %t/prog.mlir --dtensor-export-timeline=hardware=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-HW
@@ -138,9 +136,6 @@
 // HWFILE: timeline @sync (hardware slow-ll, model): {{.*}} communication 10.414 us
 // PARTIAL: timeline @sync (hardware h200, table {{.*}}partial.json): total {{.*}} us, compute 40.000 us, communication 10.205 us, exposed communication 10.205 us
 
-// DOCS: timeline @mlp (hardware h200, model): total {{[0-9.]+}} us
-// DOCS-NEXT: timeline @mlp_overlapped (hardware h200, model): total {{[0-9.]+}} us
-// DOCS-SVG: class="event async_collective"
 
 // ERR-HW: error: export timeline: unknown hardware preset 'tpu' (expected h100, h200, cpu)
 // ERR-HWFILE: error: export timeline: {{.*}}bad-hw.json: matmul_tflops: expected a number > 0, got -5
