@@ -103,8 +103,7 @@ std::optional<Candidate> match(AllReduceOp op, Block &body, std::string &why) {
 }
 
 /// The first row dim of the product that `chunks` divides.
-std::optional<int64_t> chunkDim(RankedTensorType productType,
-                                int64_t chunks) {
+std::optional<int64_t> chunkDim(RankedTensorType productType, int64_t chunks) {
   for (int64_t dim = 0; dim + 1 < productType.getRank(); ++dim)
     if (productType.getDimSize(dim) % chunks == 0)
       return dim;
@@ -121,8 +120,7 @@ Value sliceRows(OpBuilder &b, Location loc, Value value, int64_t dim,
     sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
   offsets[dim] = b.getIndexAttr(index * size);
   sizes[dim] = b.getIndexAttr(size);
-  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes,
-                                        strides);
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
 }
 
 /// The ops of one chunk that the cost model times.
@@ -133,14 +131,13 @@ struct Chunk {
 
 /// Builds chunk `index` of `split` at `b`'s insertion point: its slices, its
 /// matmul and its all_reduce; appends the ops to `created`.
-Chunk buildChunk(OpBuilder &b, const Candidate &candidate,
-                       const Split &split, int64_t index,
-                       SmallVectorImpl<Operation *> &created) {
+Chunk buildChunk(OpBuilder &b, const Candidate &candidate, const Split &split,
+                 int64_t index, SmallVectorImpl<Operation *> &created) {
   linalg::LinalgOp matmulOp = candidate.matmul.op;
   Location loc = matmulOp->getLoc();
   int64_t rows = candidate.productType.getDimSize(split.dim) / split.chunks;
-  Value a = sliceRows(b, loc, candidate.matmul.a->get(), split.dim, index,
-                      rows);
+  Value a =
+      sliceRows(b, loc, candidate.matmul.a->get(), split.dim, index, rows);
   Value init = sliceRows(b, loc, matmulOp.getDpsInitOperand(0)->get(),
                          split.dim, index, rows);
   created.push_back(a.getDefiningOp());
@@ -214,8 +211,8 @@ std::optional<Split> SplitMatmulAllReducePass::model(const Candidate &candidate,
   SmallVector<Operation *> created;
   Chunk chunk = buildChunk(b, candidate, split, 0, created);
   SmallVector<Value> copies(chunks, chunk.allReduce.getResult());
-  created.push_back(tensor::ConcatOp::create(b, chunk.allReduce.getLoc(),
-                                             split.dim, copies));
+  created.push_back(
+      tensor::ConcatOp::create(b, chunk.allReduce.getLoc(), split.dim, copies));
   split.chunkMatmulUs = estimator->estimateUs(chunk.matmul);
   split.chunkAllReduceUs = estimator->estimateUs(chunk.allReduce);
   split.concatUs = estimator->estimateUs(created.back());

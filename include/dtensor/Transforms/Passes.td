@@ -292,6 +292,25 @@ def BucketCollectivesPass
   let dependentDialects = ["::mlir::dtensor::DTensorDialect"];
 }
 
+def SpecializeRankPass : Pass<"dtensor-specialize-rank", "::mlir::ModuleOp"> {
+  let summary = "the per-rank program of one process, coordinates constant";
+  let description = [{
+    Replaces every `dtensor.coord` of a per-rank program by the constant
+    the process with world rank `rank` gets: the row-major index of its
+    coordinates on the op's axes, its coordinates being the row-major
+    unravelling of `rank` over the mesh shape (how the runtime places
+    processes on a mesh). Followed by `canonicalize`, the shard offsets and
+    the sizes of uneven shards fold to that process's values: what one rank
+    runs, to inspect or to compile ahead of time per rank. The collectives
+    stay the same on every rank (`docs/scheduling.md`, collective order).
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"-1",
+           "world rank of the process (required)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def SplitMatmulAllReducePass
     : Pass<"dtensor-split-matmul-all-reduce", "::mlir::ModuleOp"> {
   let summary = "splits matmul + all_reduce into row chunks that pipeline";
