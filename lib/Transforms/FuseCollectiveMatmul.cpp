@@ -154,18 +154,6 @@ Value plainB(OpBuilder &b, const RowMatmul &matmul) {
       .getResult()[0];
 }
 
-/// Erases the op defining `value` and, recursively, its producers, while
-/// they are trivially dead.
-void eraseIfDead(Value value) {
-  Operation *op = value ? value.getDefiningOp() : nullptr;
-  if (!op || !isOpTriviallyDead(op))
-    return;
-  SmallVector<Value> operands(op->getOperands());
-  op->erase();
-  for (Value operand : operands)
-    eraseIfDead(operand);
-}
-
 /// Erases a replaced view and the producers of its operands other than the
 /// source (sizes, a transpose's init) that became dead; the source is
 /// another view or the collective, which the caller erases.

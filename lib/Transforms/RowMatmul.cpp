@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::dtensor;
@@ -84,4 +85,14 @@ std::optional<RowMatmul> mlir::dtensor::matchRowMatmul(Operation *op,
     return std::nullopt;
   }
   return match;
+}
+
+void mlir::dtensor::eraseIfDead(Value value) {
+  Operation *op = value ? value.getDefiningOp() : nullptr;
+  if (!op || !isOpTriviallyDead(op))
+    return;
+  SmallVector<Value> operands(op->getOperands());
+  op->erase();
+  for (Value operand : operands)
+    eraseIfDead(operand);
 }

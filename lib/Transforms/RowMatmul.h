@@ -36,6 +36,10 @@ bool isZeroTensor(Value value);
 /// Matches `op` as a row matmul; otherwise says why not in `why`.
 std::optional<RowMatmul> matchRowMatmul(Operation *op, std::string &why);
 
+/// Erases the op defining `value` and, recursively, its producers, while
+/// they are trivially dead.
+void eraseIfDead(Value value);
+
 } // namespace mlir::dtensor
 
 #endif // DTENSOR_LIB_TRANSFORMS_ROWMATMUL_H

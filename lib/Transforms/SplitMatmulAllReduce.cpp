@@ -159,18 +159,6 @@ void eraseAll(ArrayRef<Operation *> ops) {
     op->erase();
 }
 
-/// Erases the op defining `value` and, recursively, its producers, while
-/// they are trivially dead.
-void eraseIfDead(Value value) {
-  Operation *op = value ? value.getDefiningOp() : nullptr;
-  if (!op || !isOpTriviallyDead(op))
-    return;
-  SmallVector<Value> operands(op->getOperands());
-  op->erase();
-  for (Value operand : operands)
-    eraseIfDead(operand);
-}
-
 struct SplitMatmulAllReducePass
     : dtensor::impl::SplitMatmulAllReducePassBase<SplitMatmulAllReducePass> {
   using Base::Base;
