@@ -319,22 +319,12 @@ struct ReorderComputeForOverlapPass
     if (failed(estimator))
       return signalPassFailure();
     sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
-    budget.beginModule();
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      Block *body = sched::getSchedulableBody(func);
-      if (!body)
-        continue;
-      sched::BlockSchedule schedule(*body);
-      int64_t before = schedule.getPeak();
-      schedule.setLimit(budget.getLimit(func, before));
-      for (const sched::BlockSchedule::Segment &segment :
-           schedule.getSegments())
-        OverlapScheduler(*body, schedule, segment, **estimator).run();
-      schedule.apply();
-      if (reportMemory)
-        sched::reportMemory(func, getArgument(), before, schedule.getPeak(),
-                            schedule);
-    }
+    sched::rescheduleFunctions(
+        getOperation(), getArgument(), budget, reportMemory,
+        [&](Block &body, sched::BlockSchedule &schedule,
+            const sched::BlockSchedule::Segment &segment) {
+          OverlapScheduler(body, schedule, segment, **estimator).run();
+        });
   }
 
   std::shared_ptr<PeakMemoryBaseline> baseline;
