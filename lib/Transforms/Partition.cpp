@@ -513,6 +513,23 @@ LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
       return index;
     return arith::IndexCastOp::create(b, l, idType, index);
   };
+  auto zeroId = [&](OpBuilder &b, Location l) -> Value {
+    return arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
+  };
+  // In the bodies below: `id` relative to this process's first row, and
+  // whether this process holds that row.
+  auto toLocalRow = [&](OpBuilder &b, Location l,
+                        Value id) -> std::pair<Value, Value> {
+    Value off = toIdType(b, l, offset);
+    Value cnt = toIdType(b, l, count);
+    Value shifted = arith::SubIOp::create(b, l, id, off);
+    Value belowCount =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, shifted, cnt);
+    Value nonNegative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                              shifted, zeroId(b, l));
+    Value inRange = arith::AndIOp::create(b, l, nonNegative, belowCount);
+    return {shifted, inRange};
+  };
   int64_t idRank = idsType.getRank();
   SmallVector<AffineMap> idMaps(2, builder.getMultiDimIdentityMap(idRank));
   SmallVector<utils::IteratorType> idIterators(idRank,
@@ -523,19 +540,12 @@ LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
       linalg::GenericOp::create(
           builder, loc(), idsType, ids, idsInit, idMaps, idIterators,
           [&](OpBuilder &b, Location l, ValueRange args) {
-            Value off = toIdType(b, l, offset);
-            Value cnt = toIdType(b, l, count);
-            Value shifted = arith::SubIOp::create(b, l, args[0], off);
-            Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
-            Value inRange = arith::AndIOp::create(
-                b, l,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                      shifted, zero),
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, shifted,
-                                      cnt));
+            // Rows this process does not hold look up its row 0.
+            auto [shifted, inRange] = toLocalRow(b, l, args[0]);
             linalg::YieldOp::create(
-                b, l, arith::SelectOp::create(b, l, inRange, shifted, zero)
-                          .getResult());
+                b, l,
+                arith::SelectOp::create(b, l, inRange, shifted, zeroId(b, l))
+                    .getResult());
           })
           .getResult(0);
   Value rows = tensor::GatherOp::create(builder, loc(), resultType, table,
@@ -561,16 +571,7 @@ LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
           builder, loc(), resultType, ValueRange{ids, rows}, init, maps,
           iterators,
           [&](OpBuilder &b, Location l, ValueRange args) {
-            Value off = toIdType(b, l, offset);
-            Value cnt = toIdType(b, l, count);
-            Value shifted = arith::SubIOp::create(b, l, args[0], off);
-            Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
-            Value inRange = arith::AndIOp::create(
-                b, l,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                      shifted, zero),
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, shifted,
-                                      cnt));
+            Value inRange = toLocalRow(b, l, args[0]).second;
             Value fzero = arith::ConstantOp::create(
                 b, l, b.getZeroAttr(resultType.getElementType()));
             linalg::YieldOp::create(
