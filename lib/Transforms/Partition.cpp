@@ -13,6 +13,7 @@
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Sharding/Redistribute.h"
 #include "dtensor/Sharding/ShardingRules.h"
+#include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -548,9 +549,23 @@ LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
                     .getResult());
           })
           .getResult(0);
-  Value rows = tensor::GatherOp::create(builder, loc(), resultType, table,
-                                        localIds, op.getGatherDims(),
-                                        op.getUnique());
+  // Where torch.chunk leaves some process no rows (3 rows over 4: 1, 1, 1,
+  // 0), the table of such a process is empty and even row 0 is out of
+  // bounds: the lookup reads a table padded to at least one (zero) row,
+  // whose row the mask below discards.
+  Value source = table;
+  int64_t numRows = globalTable.getDimSize(0);
+  SmallVector<int64_t> splits =
+      splitsPerDim(tableLayout, mesh, globalTable.getRank())[0];
+  if (ShapedType::isDynamic(numRows) || chunkSizes(numRows, splits)[0] == 0)
+    source = padAlong(table, 0,
+                      arith::MaxSIOp::create(
+                          builder, loc(), count,
+                          arith::ConstantIndexOp::create(builder, loc(), 1))
+                          .getResult());
+  Value rows =
+      tensor::GatherOp::create(builder, loc(), resultType, source, localIds,
+                               op.getGatherDims(), op.getUnique());
   // Mask: result[b..., j] = in range(ids[b..., 0]) ? rows[b..., j] : 0.
   int64_t rank = resultType.getRank();
   SmallVector<AffineExpr> idExprs;
