@@ -321,9 +321,10 @@ void sched::rescheduleFunctions(
 FailureOr<std::unique_ptr<CostEstimator>>
 sched::createEstimatorFromOptions(Operation *module, StringRef hardware,
                                   StringRef hardwareFile, StringRef costTable) {
-  llvm::Expected<HardwareModel> hw = resolveHardware(hardware, hardwareFile);
-  if (!hw)
-    return module->emitError(llvm::toString(hw.takeError()));
+  FailureOr<HardwareModel> hw =
+      resolveHardwareOrEmitError(module->getLoc(), hardware, hardwareFile);
+  if (failed(hw))
+    return failure();
   std::unique_ptr<CostEstimator> estimator = createDefaultCostEstimator(*hw);
   if (costTable.empty())
     return estimator;
