@@ -15,6 +15,8 @@
 // - the peak live memory of an order of a block and the budget the passes
 //   keep it under, with the baseline a dtensor-overlap pipeline shares
 //   between its passes;
+// - the loop over the schedulable functions of a module, and the run of a
+//   reordering pass over their segments;
 // - the cost estimator the cost-driven passes build from their options.
 //
 // docs/scheduling.md describes the passes and their invariants.
