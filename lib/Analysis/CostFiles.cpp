@@ -9,6 +9,7 @@
 
 #include "dtensor/Analysis/CostFiles.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -371,6 +372,15 @@ Expected<HardwareModel> mlir::dtensor::resolveHardware(StringRef preset,
                                     HardwareModel::presetNames() + ")")
                                        .str());
   return *hw;
+}
+
+mlir::FailureOr<HardwareModel>
+mlir::dtensor::resolveHardwareOrEmitError(mlir::Location loc, StringRef preset,
+                                          StringRef file, StringRef prefix) {
+  Expected<HardwareModel> hw = resolveHardware(preset, file);
+  if (!hw)
+    return mlir::emitError(loc) << prefix << llvm::toString(hw.takeError());
+  return std::move(*hw);
 }
 
 //===----------------------------------------------------------------------===//

@@ -211,49 +211,45 @@ public:
                                          size_t count, ElemType type,
                                          ReduceOp reduce, CommGroup &group,
                                          const char *op) override {
-    auto request = std::make_unique<MPIRequest>(op, "MPI_Iallreduce");
-    check(MPI_Iallreduce(send, recv, mpiCount(count, op), mpiType(type),
-                         mpiOp(reduce), commOf(group), request->add()),
-          op, "MPI_Iallreduce");
-    return request;
+    return start(op, "MPI_Iallreduce", [&](MPI_Request *request) {
+      return MPI_Iallreduce(send, recv, mpiCount(count, op), mpiType(type),
+                            mpiOp(reduce), commOf(group), request);
+    });
   }
 
   std::unique_ptr<CommRequest> allGather(const void *send, void *recv,
                                          size_t count, ElemType type,
                                          CommGroup &group,
                                          const char *op) override {
-    auto request = std::make_unique<MPIRequest>(op, "MPI_Iallgather");
     int n = mpiCount(count, op);
-    check(MPI_Iallgather(send, n, mpiType(type), recv, n, mpiType(type),
-                         commOf(group), request->add()),
-          op, "MPI_Iallgather");
-    return request;
+    return start(op, "MPI_Iallgather", [&](MPI_Request *request) {
+      return MPI_Iallgather(send, n, mpiType(type), recv, n, mpiType(type),
+                            commOf(group), request);
+    });
   }
 
   std::unique_ptr<CommRequest> reduceScatter(const void *send, void *recv,
                                              size_t count, ElemType type,
                                              ReduceOp reduce, CommGroup &group,
                                              const char *op) override {
-    auto request =
-        std::make_unique<MPIRequest>(op, "MPI_Ireduce_scatter_block");
+    // The send buffer holds a block per member: that count must fit too.
     mpiCount(count * group.getSize(), op);
-    check(MPI_Ireduce_scatter_block(send, recv, mpiCount(count, op),
-                                    mpiType(type), mpiOp(reduce), commOf(group),
-                                    request->add()),
-          op, "MPI_Ireduce_scatter_block");
-    return request;
+    return start(op, "MPI_Ireduce_scatter_block", [&](MPI_Request *request) {
+      return MPI_Ireduce_scatter_block(send, recv, mpiCount(count, op),
+                                       mpiType(type), mpiOp(reduce),
+                                       commOf(group), request);
+    });
   }
 
   std::unique_ptr<CommRequest> allToAll(const void *send, void *recv,
                                         size_t count, ElemType type,
                                         CommGroup &group,
                                         const char *op) override {
-    auto request = std::make_unique<MPIRequest>(op, "MPI_Ialltoall");
     int n = mpiCount(count, op);
-    check(MPI_Ialltoall(send, n, mpiType(type), recv, n, mpiType(type),
-                        commOf(group), request->add()),
-          op, "MPI_Ialltoall");
-    return request;
+    return start(op, "MPI_Ialltoall", [&](MPI_Request *request) {
+      return MPI_Ialltoall(send, n, mpiType(type), recv, n, mpiType(type),
+                           commOf(group), request);
+    });
   }
 
   std::unique_ptr<CommRequest> sendRecv(const void *send, void *recv,
@@ -277,20 +273,29 @@ public:
                                          size_t count, ElemType type,
                                          int64_t root, CommGroup &group,
                                          const char *op) override {
-    auto request = std::make_unique<MPIRequest>(op, "MPI_Ibcast");
     int n = mpiCount(count, op);
     // MPI_Ibcast works in place: the root's data goes into its recv buffer.
     if (group.getIndex() == root && send != recv && count > 0)
       std::memcpy(recv, send, count * elemSize(type));
-    check(MPI_Ibcast(recv, n, mpiType(type), static_cast<int>(root),
-                     commOf(group), request->add()),
-          op, "MPI_Ibcast");
-    return request;
+    return start(op, "MPI_Ibcast", [&](MPI_Request *request) {
+      return MPI_Ibcast(recv, n, mpiType(type), static_cast<int>(root),
+                        commOf(group), request);
+    });
   }
 
 private:
   static MPI_Comm commOf(CommGroup &group) {
     return static_cast<MPIGroup &>(group).getComm();
+  }
+
+  /// The request of one non-blocking MPI call, `call` in messages: `post`
+  /// makes the call with the MPI_Request to fill and returns its code.
+  template <typename Post>
+  static std::unique_ptr<CommRequest> start(const char *op, const char *call,
+                                            Post post) {
+    auto request = std::make_unique<MPIRequest>(op, call);
+    check(post(request->add()), op, call);
+    return request;
   }
 
   MPI_Comm world;

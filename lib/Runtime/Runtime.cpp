@@ -276,6 +276,94 @@ std::string opName(const char *base, ElemType type, bool async) {
   return std::string(async ? "start_" : "") + base + "_" + elemTypeName(type);
 }
 
+/// What every collective entry point decodes first, in this order: its name
+/// for messages ("start_" for the asynchronous form, the element type
+/// suffix), the backend (fatal before init), the input and output
+/// descriptors.
+struct Call {
+  Call(const char *base, ElemType type, bool async, int64_t inRank,
+       void *inDescriptor, int64_t outRank, void *outDescriptor)
+      : type(type), name(opName(base, type, async)), op(name.c_str()),
+        backend(backendFor(op)),
+        inView(decodeMemRef(inRank, inDescriptor, elemSize(type), op, "input")),
+        outView(decodeMemRef(outRank, outDescriptor, elemSize(type), op,
+                             "output")) {}
+  // `op` points into `name`.
+  Call(const Call &) = delete;
+  Call &operator=(const Call &) = delete;
+
+  /// Fatal unless the input and the output have the same shape.
+  void checkSameShape() const {
+    if (inView.sizes != outView.sizes)
+      fatal(op,
+            mismatch("output shape differs from input shape", inView, outView));
+  }
+  /// Fatal unless the input and the output have the same rank.
+  void checkSameRank() const {
+    if (inView.getRank() != outView.getRank())
+      fatal(op, mismatch("input and output ranks differ", inView, outView));
+  }
+  /// Fatal unless, along `dim` (the `what` dim), one side is `n` blocks of
+  /// the other (the output of the input if `outputIsWhole`, else the input
+  /// of the output) and the sizes agree outside it. Returns the block size.
+  int64_t checkBlocks(const char *what, int64_t dim, int64_t n,
+                      bool outputIsWhole) const {
+    std::string dimName = std::string(what) + " dim";
+    if (!sameOutside(inView, outView, dim, dim))
+      fatal(op, mismatch(("sizes outside the " + dimName + " differ").c_str(),
+                         inView, outView));
+    const char *wholeName = outputIsWhole ? "output" : "input";
+    const char *partName = outputIsWhole ? "input" : "output";
+    int64_t whole = (outputIsWhole ? outView : inView).sizes[dim];
+    int64_t block = (outputIsWhole ? inView : outView).sizes[dim];
+    if (whole != n * block)
+      fatal(op, std::string(wholeName) + " size " + std::to_string(whole) +
+                    " along " + dimName + " " + std::to_string(dim) +
+                    " is not group size " + std::to_string(n) + " x " +
+                    partName + " size " + std::to_string(block) + " " +
+                    shapesOf(inView, outView));
+    return block;
+  }
+
+  /// A Pending entry for this call.
+  Pending begin() const {
+    Pending p;
+    p.op = name;
+    return p;
+  }
+  /// The recv buffer of `p`: the output itself if `direct`, else a staging
+  /// buffer of the output's size, kept in `p`.
+  void *recvBuffer(Pending &p, bool direct) const {
+    if (direct)
+      return outView.data;
+    p.recvStage = StageBuffer(backend, outView.getNumBytes());
+    return p.recvStage.data();
+  }
+  /// The completion of a collective whose recv buffer `recv` of `count`
+  /// elements is the whole output (or its staging copy, if not `direct`):
+  /// divides by `divideBy` unless it is 0 (avg), then unpacks the staging
+  /// buffer into the output. Empty when there is nothing to do.
+  std::function<void(Pending &)>
+  completeWhole(void *recv, size_t count, bool direct, int64_t divideBy) const {
+    if (direct && divideBy == 0)
+      return nullptr;
+    return [recv, count, direct, divideBy, type = type, out = outView,
+            &backend = backend](Pending &self) {
+      if (divideBy != 0)
+        backend.divide(recv, count, type, divideBy);
+      if (!direct)
+        unpackBlocks(backend, self.recvStage, out, -1, 1, 0, identityPosition);
+    };
+  }
+
+  ElemType type;
+  std::string name;
+  const char *op;
+  CommBackend &backend;
+  StridedView inView;
+  StridedView outView;
+};
+
 //===----------------------------------------------------------------------===//
 // The collectives, once for every element type
 //===----------------------------------------------------------------------===//
@@ -283,82 +371,49 @@ std::string opName(const char *base, ElemType type, bool async) {
 int64_t allReduce(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t reduce) {
-  std::string name = opName("all_reduce", type, async);
-  const char *op = name.c_str();
-  CommBackend &backend = backendFor(op);
-  size_t es = elemSize(type);
-  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
-  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
-  if (inView.sizes != outView.sizes)
-    fatal(op,
-          mismatch("output shape differs from input shape", inView, outView));
+  Call c("all_reduce", type, async, inRank, in, outRank, out);
+  c.checkSameShape();
   bool divide = false;
-  ReduceOp rop = reduceOp(op, reduce, divide);
-  CommGroup &group = getGroup(op, meshId, axesMask);
+  ReduceOp rop = reduceOp(c.op, reduce, divide);
+  CommGroup &group = getGroup(c.op, meshId, axesMask);
 
-  Pending p;
-  p.op = name;
-  const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
-  bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
-  if (!direct)
-    p.recvStage = StageBuffer(backend, outView.getNumBytes());
-  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
-  size_t count = inView.getNumElements();
-  int64_t n = group.getSize();
-  p.request = backend.allReduce(send, recv, count, type, rop, group, op);
-  p.complete = [=, &backend](Pending &self) {
-    if (divide)
-      backend.divide(recv, count, type, n);
-    if (!direct)
-      unpackBlocks(backend, self.recvStage, outView, -1, 1, 0,
-                   identityPosition);
-  };
+  Pending p = c.begin();
+  const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
+  bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
+  void *recv = c.recvBuffer(p, direct);
+  size_t count = c.inView.getNumElements();
+  p.request = c.backend.allReduce(send, recv, count, type, rop, group, c.op);
+  p.complete =
+      c.completeWhole(recv, count, direct, divide ? group.getSize() : 0);
   return dispatch(std::move(p), async);
 }
 
 int64_t allGather(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t gatherDim) {
-  std::string name = opName("all_gather", type, async);
-  const char *op = name.c_str();
-  CommBackend &backend = backendFor(op);
-  size_t es = elemSize(type);
-  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
-  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
-  if (inRank != outRank)
-    fatal(op, mismatch("input and output ranks differ", inView, outView));
-  checkDim(op, "gather dim", gatherDim, inRank);
-  CommGroup &group = getGroup(op, meshId, axesMask);
+  Call c("all_gather", type, async, inRank, in, outRank, out);
+  c.checkSameRank();
+  checkDim(c.op, "gather dim", gatherDim, inRank);
+  CommGroup &group = getGroup(c.op, meshId, axesMask);
   int64_t n = group.getSize();
-  if (!sameOutside(inView, outView, gatherDim, gatherDim))
-    fatal(op, mismatch("sizes outside the gather dim differ", inView, outView));
-  int64_t block = inView.sizes[gatherDim];
-  if (outView.sizes[gatherDim] != n * block)
-    fatal(op, "output size " + std::to_string(outView.sizes[gatherDim]) +
-                  " along gather dim " + std::to_string(gatherDim) +
-                  " is not group size " + std::to_string(n) + " x input size " +
-                  std::to_string(block) + " " + shapesOf(inView, outView));
+  int64_t block = c.checkBlocks("gather", gatherDim, n, /*outputIsWhole=*/true);
 
-  Pending p;
-  p.op = name;
-  const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
+  Pending p = c.begin();
+  const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
   bool swap = state().swapGatherChunks && n >= 2;
-  bool direct =
-      !swap && receiveDirect(outView, gatherDim, send, inView.getNumBytes());
-  if (!direct)
-    p.recvStage = StageBuffer(backend, outView.getNumBytes());
-  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
-  p.request =
-      backend.allGather(send, recv, inView.getNumElements(), type, group, op);
+  bool direct = !swap && receiveDirect(c.outView, gatherDim, send,
+                                       c.inView.getNumBytes());
+  void *recv = c.recvBuffer(p, direct);
+  p.request = c.backend.allGather(send, recv, c.inView.getNumElements(), type,
+                                  group, c.op);
   if (!direct) {
-    p.complete = [=, &backend](Pending &self) {
+    p.complete = [=, &backend = c.backend, out = c.outView](Pending &self) {
       auto position = [swap](int64_t j) -> int64_t {
         if (swap && j < 2)
           return 1 - j;
         return j;
       };
-      unpackBlocks(backend, self.recvStage, outView, gatherDim, n, block,
-                   position);
+      unpackBlocks(backend, self.recvStage, out, gatherDim, n, block, position);
     };
   }
   return dispatch(std::move(p), async);
@@ -367,102 +422,72 @@ int64_t allGather(ElemType type, bool async, int64_t inRank, void *in,
 int64_t reduceScatter(ElemType type, bool async, int64_t inRank, void *in,
                       int64_t outRank, void *out, int64_t meshId,
                       int64_t axesMask, int64_t scatterDim, int64_t reduce) {
-  std::string name = opName("reduce_scatter", type, async);
-  const char *op = name.c_str();
-  CommBackend &backend = backendFor(op);
-  size_t es = elemSize(type);
-  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
-  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
-  if (inRank != outRank)
-    fatal(op, mismatch("input and output ranks differ", inView, outView));
-  checkDim(op, "scatter dim", scatterDim, inRank);
+  Call c("reduce_scatter", type, async, inRank, in, outRank, out);
+  c.checkSameRank();
+  checkDim(c.op, "scatter dim", scatterDim, inRank);
   bool divide = false;
-  ReduceOp rop = reduceOp(op, reduce, divide);
-  CommGroup &group = getGroup(op, meshId, axesMask);
+  ReduceOp rop = reduceOp(c.op, reduce, divide);
+  CommGroup &group = getGroup(c.op, meshId, axesMask);
   int64_t n = group.getSize();
-  if (!sameOutside(inView, outView, scatterDim, scatterDim))
-    fatal(op,
-          mismatch("sizes outside the scatter dim differ", inView, outView));
-  int64_t block = outView.sizes[scatterDim];
-  if (inView.sizes[scatterDim] != n * block)
-    fatal(op, "input size " + std::to_string(inView.sizes[scatterDim]) +
-                  " along scatter dim " + std::to_string(scatterDim) +
-                  " is not group size " + std::to_string(n) +
-                  " x output size " + std::to_string(block) + " " +
-                  shapesOf(inView, outView));
+  int64_t block =
+      c.checkBlocks("scatter", scatterDim, n, /*outputIsWhole=*/false);
 
-  Pending p;
-  p.op = name;
+  Pending p = c.begin();
   const void *send =
-      packBlocks(backend, inView, scatterDim, n, block, p.sendStage);
-  bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
-  if (!direct)
-    p.recvStage = StageBuffer(backend, outView.getNumBytes());
-  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
-  size_t count = outView.getNumElements();
-  p.request = backend.reduceScatter(send, recv, count, type, rop, group, op);
-  p.complete = [=, &backend](Pending &self) {
-    if (divide)
-      backend.divide(recv, count, type, n);
-    if (!direct)
-      unpackBlocks(backend, self.recvStage, outView, -1, 1, 0,
-                   identityPosition);
-  };
+      packBlocks(c.backend, c.inView, scatterDim, n, block, p.sendStage);
+  bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
+  void *recv = c.recvBuffer(p, direct);
+  size_t count = c.outView.getNumElements();
+  p.request =
+      c.backend.reduceScatter(send, recv, count, type, rop, group, c.op);
+  p.complete = c.completeWhole(recv, count, direct, divide ? n : 0);
   return dispatch(std::move(p), async);
 }
 
 int64_t allToAll(ElemType type, bool async, int64_t inRank, void *in,
                  int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                  int64_t splitDim, int64_t concatDim) {
-  std::string name = opName("all_to_all", type, async);
-  const char *op = name.c_str();
-  CommBackend &backend = backendFor(op);
-  size_t es = elemSize(type);
-  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
-  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
-  if (inRank != outRank)
-    fatal(op, mismatch("input and output ranks differ", inView, outView));
-  checkDim(op, "split dim", splitDim, inRank);
-  checkDim(op, "concat dim", concatDim, inRank);
-  CommGroup &group = getGroup(op, meshId, axesMask);
+  Call c("all_to_all", type, async, inRank, in, outRank, out);
+  c.checkSameRank();
+  checkDim(c.op, "split dim", splitDim, inRank);
+  checkDim(c.op, "concat dim", concatDim, inRank);
+  CommGroup &group = getGroup(c.op, meshId, axesMask);
   int64_t n = group.getSize();
-  if (!sameOutside(inView, outView, splitDim, concatDim))
-    fatal(op, mismatch("sizes outside the split and concat dims differ", inView,
-                       outView));
-  if (inView.sizes[splitDim] % n != 0)
-    fatal(op, "input size " + std::to_string(inView.sizes[splitDim]) +
-                  " along split dim " + std::to_string(splitDim) +
-                  " is not a multiple of group size " + std::to_string(n));
-  int64_t sendBlock = inView.sizes[splitDim] / n;
-  std::vector<int64_t> expected = inView.sizes;
+  if (!sameOutside(c.inView, c.outView, splitDim, concatDim))
+    fatal(c.op, mismatch("sizes outside the split and concat dims differ",
+                         c.inView, c.outView));
+  if (c.inView.sizes[splitDim] % n != 0)
+    fatal(c.op, "input size " + std::to_string(c.inView.sizes[splitDim]) +
+                    " along split dim " + std::to_string(splitDim) +
+                    " is not a multiple of group size " + std::to_string(n));
+  int64_t sendBlock = c.inView.sizes[splitDim] / n;
+  std::vector<int64_t> expected = c.inView.sizes;
   expected[splitDim] = sendBlock;
   expected[concatDim] *= n;
-  if (outView.sizes != expected)
-    fatal(op, "output shape " + formatShape(outView.sizes) +
-                  " is not the input shape " + formatShape(inView.sizes) +
-                  " split along dim " + std::to_string(splitDim) +
-                  " and concatenated along dim " + std::to_string(concatDim) +
-                  " over group size " + std::to_string(n) + " (" +
-                  formatShape(expected) + ")");
+  if (c.outView.sizes != expected)
+    fatal(c.op, "output shape " + formatShape(c.outView.sizes) +
+                    " is not the input shape " + formatShape(c.inView.sizes) +
+                    " split along dim " + std::to_string(splitDim) +
+                    " and concatenated along dim " + std::to_string(concatDim) +
+                    " over group size " + std::to_string(n) + " (" +
+                    formatShape(expected) + ")");
   // The chunk each process sends and receives has the input's shape with
   // the split dim divided by n; along concatDim it has recvBlock elements.
-  std::vector<int64_t> chunkShape = inView.sizes;
+  std::vector<int64_t> chunkShape = c.inView.sizes;
   chunkShape[splitDim] = sendBlock;
   int64_t recvBlock = chunkShape[concatDim];
 
-  Pending p;
-  p.op = name;
+  Pending p = c.begin();
   const void *send =
-      packBlocks(backend, inView, splitDim, n, sendBlock, p.sendStage);
-  bool direct = receiveDirect(outView, concatDim, send, inView.getNumBytes());
-  if (!direct)
-    p.recvStage = StageBuffer(backend, outView.getNumBytes());
-  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
-  size_t count = inView.getNumElements() / n;
-  p.request = backend.allToAll(send, recv, count, type, group, op);
+      packBlocks(c.backend, c.inView, splitDim, n, sendBlock, p.sendStage);
+  bool direct =
+      receiveDirect(c.outView, concatDim, send, c.inView.getNumBytes());
+  void *recv = c.recvBuffer(p, direct);
+  size_t count = c.inView.getNumElements() / n;
+  p.request = c.backend.allToAll(send, recv, count, type, group, c.op);
   if (!direct) {
-    p.complete = [=, &backend](Pending &self) {
-      unpackBlocks(backend, self.recvStage, outView, concatDim, n, recvBlock,
+    p.complete = [=, &backend = c.backend, out = c.outView](Pending &self) {
+      unpackBlocks(backend, self.recvStage, out, concatDim, n, recvBlock,
                    identityPosition);
     };
   }
@@ -472,33 +497,26 @@ int64_t allToAll(ElemType type, bool async, int64_t inRank, void *in,
 int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
                 int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                 int64_t permRank, void *perm) {
-  std::string name = opName("permute", type, async);
-  const char *op = name.c_str();
-  CommBackend &backend = backendFor(op);
-  size_t es = elemSize(type);
-  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
-  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
-  if (inView.sizes != outView.sizes)
-    fatal(op,
-          mismatch("output shape differs from input shape", inView, outView));
+  Call c("permute", type, async, inRank, in, outRank, out);
+  c.checkSameShape();
   if (permRank != 1)
-    fatal(op, "perm has rank " + std::to_string(permRank) + ", expected 1");
+    fatal(c.op, "perm has rank " + std::to_string(permRank) + ", expected 1");
   StridedView permView =
-      decodeMemRef(permRank, perm, sizeof(int64_t), op, "perm");
-  CommGroup &group = getGroup(op, meshId, axesMask);
+      decodeMemRef(permRank, perm, sizeof(int64_t), c.op, "perm");
+  CommGroup &group = getGroup(c.op, meshId, axesMask);
   int64_t n = group.getSize();
   if (permView.sizes[0] != n)
-    fatal(op, "perm has " + std::to_string(permView.sizes[0]) +
-                  " entries, the group has " + std::to_string(n) +
-                  " processes");
+    fatal(c.op, "perm has " + std::to_string(permView.sizes[0]) +
+                    " entries, the group has " + std::to_string(n) +
+                    " processes");
   std::vector<int64_t> targets(n);
   std::vector<bool> seen(n, false);
   for (int64_t i = 0; i < n; ++i) {
     std::memcpy(&targets[i], permView.data + i * permView.strides[0] * 8, 8);
     if (targets[i] < 0 || targets[i] >= n || seen[targets[i]])
-      fatal(op, "perm is not a permutation of 0.." + std::to_string(n - 1) +
-                    " (entry " + std::to_string(i) + " is " +
-                    std::to_string(targets[i]) + ")");
+      fatal(c.op, "perm is not a permutation of 0.." + std::to_string(n - 1) +
+                      " (entry " + std::to_string(i) + " is " +
+                      std::to_string(targets[i]) + ")");
     seen[targets[i]] = true;
   }
   int64_t me = group.getIndex();
@@ -508,63 +526,40 @@ int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
     if (targets[j] == me)
       recvFrom = j;
 
-  Pending p;
-  p.op = name;
-  const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
-  bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
-  if (!direct)
-    p.recvStage = StageBuffer(backend, outView.getNumBytes());
-  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
-  p.request = backend.sendRecv(send, recv, inView.getNumElements(), type,
-                               sendTo, recvFrom, group, op);
-  if (!direct) {
-    p.complete = [=, &backend](Pending &self) {
-      unpackBlocks(backend, self.recvStage, outView, -1, 1, 0,
-                   identityPosition);
-    };
-  }
+  Pending p = c.begin();
+  const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
+  bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
+  void *recv = c.recvBuffer(p, direct);
+  size_t count = c.inView.getNumElements();
+  p.request = c.backend.sendRecv(send, recv, count, type, sendTo, recvFrom,
+                                 group, c.op);
+  p.complete = c.completeWhole(recv, count, direct, 0);
   return dispatch(std::move(p), async);
 }
 
 int64_t broadcast(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t root) {
-  std::string name = opName("broadcast", type, async);
-  const char *op = name.c_str();
-  CommBackend &backend = backendFor(op);
-  size_t es = elemSize(type);
-  StridedView inView = decodeMemRef(inRank, in, es, op, "input");
-  StridedView outView = decodeMemRef(outRank, out, es, op, "output");
-  if (inView.sizes != outView.sizes)
-    fatal(op,
-          mismatch("output shape differs from input shape", inView, outView));
-  CommGroup &group = getGroup(op, meshId, axesMask);
+  Call c("broadcast", type, async, inRank, in, outRank, out);
+  c.checkSameShape();
+  CommGroup &group = getGroup(c.op, meshId, axesMask);
   int64_t n = group.getSize();
   if (root < 0 || root >= n)
-    fatal(op, "root " + std::to_string(root) +
-                  " is not a group index (group "
-                  "size " +
-                  std::to_string(n) + ")");
+    fatal(c.op, "root " + std::to_string(root) +
+                    " is not a group index (group size " + std::to_string(n) +
+                    ")");
 
-  Pending p;
-  p.op = name;
+  Pending p = c.begin();
   bool isRoot = group.getIndex() == root;
   // Only the root's input is read.
   const void *send =
-      isRoot ? packBlocks(backend, inView, -1, 1, 0, p.sendStage) : nullptr;
+      isRoot ? packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage) : nullptr;
   bool direct =
-      receiveDirect(outView, -1, send, isRoot ? inView.getNumBytes() : 0);
-  if (!direct)
-    p.recvStage = StageBuffer(backend, outView.getNumBytes());
-  void *recv = direct ? static_cast<void *>(outView.data) : p.recvStage.data();
-  p.request = backend.broadcast(send, recv, outView.getNumElements(), type,
-                                root, group, op);
-  if (!direct) {
-    p.complete = [=, &backend](Pending &self) {
-      unpackBlocks(backend, self.recvStage, outView, -1, 1, 0,
-                   identityPosition);
-    };
-  }
+      receiveDirect(c.outView, -1, send, isRoot ? c.inView.getNumBytes() : 0);
+  void *recv = c.recvBuffer(p, direct);
+  size_t count = c.outView.getNumElements();
+  p.request = c.backend.broadcast(send, recv, count, type, root, group, c.op);
+  p.complete = c.completeWhole(recv, count, direct, 0);
   return dispatch(std::move(p), async);
 }
 

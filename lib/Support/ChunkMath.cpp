@@ -29,8 +29,8 @@ Chunk nestedChunkOf(int64_t length, llvm::ArrayRef<int64_t> numChunks,
   return chunk;
 }
 
-std::optional<int64_t> uniformChunkSize(int64_t length,
-                                        llvm::ArrayRef<int64_t> numChunks) {
+llvm::SmallVector<int64_t> chunkSizes(int64_t length,
+                                      llvm::ArrayRef<int64_t> numChunks) {
   // The set of sizes some rank holds after each split. Splitting `a` over
   // `n` ranks gives full = ceil(a/n) to the first a/full ranks, the
   // remainder to the next one, and nothing to the rest: at most three
@@ -57,6 +57,12 @@ std::optional<int64_t> uniformChunkSize(int64_t length,
     next.erase(std::unique(next.begin(), next.end()), next.end());
     sizes = std::move(next);
   }
+  return sizes;
+}
+
+std::optional<int64_t> uniformChunkSize(int64_t length,
+                                        llvm::ArrayRef<int64_t> numChunks) {
+  llvm::SmallVector<int64_t> sizes = chunkSizes(length, numChunks);
   if (sizes.size() != 1)
     return std::nullopt;
   return sizes.front();

@@ -297,25 +297,23 @@ struct BucketCollectivesPass
     if (failed(estimator))
       return signalPassFailure();
     sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
-    budget.beginModule();
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      Block *body = sched::getSchedulableBody(func);
-      if (!body)
-        continue;
-      sched::BlockSchedule before(*body);
-      int64_t peakBefore = before.getPeak();
-      int64_t limit = budget.getLimit(func, peakBefore);
-      Bucketer bucketer(*body, **estimator, bucketCapBytes, limit);
-      bucketer.run();
-      if (!reportMemory)
-        continue;
-      sched::BlockSchedule after(*body);
-      after.setLimit(limit);
-      for (unsigned i = 0; i < bucketer.getNumRefused(); ++i)
-        after.refuse();
-      sched::reportMemory(func, getArgument(), peakBefore, after.getPeak(),
-                          after);
-    }
+    sched::forEachSchedulableFunction(
+        getOperation(), budget,
+        [&](FunctionOpInterface func, Block &body, sched::BlockSchedule &before,
+            int64_t peakBefore) {
+          // Bucketing rewrites the block: `before` is stale after it.
+          int64_t limit = before.getLimit();
+          Bucketer bucketer(body, **estimator, bucketCapBytes, limit);
+          bucketer.run();
+          if (!reportMemory)
+            return;
+          sched::BlockSchedule after(body);
+          after.setLimit(limit);
+          for (unsigned i = 0; i < bucketer.getNumRefused(); ++i)
+            after.refuse();
+          sched::reportMemory(func, getArgument(), peakBefore, after.getPeak(),
+                              after);
+        });
   }
 
   std::shared_ptr<PeakMemoryBaseline> baseline;

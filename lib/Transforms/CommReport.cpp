@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Analysis/CommAnalysis.h"
+#include "dtensor/Analysis/CostFiles.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -107,12 +108,10 @@ struct CommReportPass : dtensor::impl::CommReportPassBase<CommReportPass> {
           << format << "' (expected table or json)";
       return signalPassFailure();
     }
-    std::optional<HardwareModel> hw = HardwareModel::byName(hardware);
-    if (!hw) {
-      emitError(module.getLoc(), "comm report: unknown hardware preset '")
-          << hardware << "' (expected h100, h200 or cpu)";
+    FailureOr<HardwareModel> hw = resolveHardwareOrEmitError(
+        module.getLoc(), hardware, /*file=*/"", "comm report: ");
+    if (failed(hw))
       return signalPassFailure();
-    }
 
     FailureOr<SmallVector<FunctionCommReport>> reports =
         computeCommReport(module, *hw);

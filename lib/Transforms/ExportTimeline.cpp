@@ -432,9 +432,10 @@ struct ExportTimelinePass
       return fail("unknown comm-streams '" + commStreams +
                   "' (expected per-group or single)");
 
-    llvm::Expected<HardwareModel> hw = resolveHardware(hardware, hardwareFile);
-    if (!hw)
-      return fail(llvm::toString(hw.takeError()));
+    FailureOr<HardwareModel> hw = resolveHardwareOrEmitError(
+        module.getLoc(), hardware, hardwareFile, "export timeline: ");
+    if (failed(hw))
+      return signalPassFailure();
     std::unique_ptr<CostEstimator> estimator = createDefaultCostEstimator(*hw);
     std::string estimatorName = "model";
     if (!costTable.empty()) {

@@ -41,6 +41,15 @@ static FailureOr<StringRef> elementSuffix(Type type) {
   return failure();
 }
 
+/// The tensors a collective communicates, one runtime call each: every
+/// operand of a coalesced collective, the first operand of the others.
+static SmallVector<Value> getCommunicatedInputs(Operation *op) {
+  if (isa<AllReduceCoalescedOp, AllGatherCoalescedOp, ReduceScatterCoalescedOp>(
+          op))
+    return SmallVector<Value>(op->getOperands());
+  return {op->getOperand(0)};
+}
+
 class RuntimeLowering {
 public:
   explicit RuntimeLowering(ModuleOp module)
@@ -319,10 +328,7 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
 LogicalResult RuntimeLowering::lowerSync(Operation *op) {
   currentLoc = op->getLoc();
   builder.setInsertionPoint(op);
-  SmallVector<Value> inputs = isa<AllReduceCoalescedOp, AllGatherCoalescedOp,
-                                  ReduceScatterCoalescedOp>(op)
-                                  ? SmallVector<Value>(op->getOperands())
-                                  : SmallVector<Value>{op->getOperand(0)};
+  SmallVector<Value> inputs = getCommunicatedInputs(op);
   for (auto [i, input] : llvm::enumerate(inputs)) {
     auto type = cast<RankedTensorType>(op->getResult(i).getType());
     FailureOr<Value> out = emitCall(op, input, type, i, false, nullptr);
@@ -341,10 +347,7 @@ LogicalResult RuntimeLowering::lowerAsync(AsyncStartOp start) {
   currentLoc = op->getLoc();
   builder.setInsertionPoint(start);
   // Operands of the collective are defined above the start.
-  SmallVector<Value> inputs = isa<AllReduceCoalescedOp, AllGatherCoalescedOp,
-                                  ReduceScatterCoalescedOp>(op)
-                                  ? SmallVector<Value>(op->getOperands())
-                                  : SmallVector<Value>{op->getOperand(0)};
+  SmallVector<Value> inputs = getCommunicatedInputs(op);
   for (auto [i, input] : llvm::enumerate(inputs)) {
     auto type = cast<RankedTensorType>(op->getResult(i).getType());
     builder.setInsertionPoint(start);

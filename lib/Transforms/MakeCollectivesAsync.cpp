@@ -58,6 +58,24 @@ static void makeAsync(Block &block, Operation *op, Operation *limit,
   }
 }
 
+/// Makes every collective at the top level of `block` asynchronous.
+static void makeAllAsync(Block &block) {
+  // Each collective with the barrier after it.
+  SmallVector<std::pair<Operation *, Operation *>> collectives;
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : block)
+    position[&op] = position.size();
+  Operation *barrier = &block.back();
+  for (Operation &op : llvm::reverse(block)) {
+    if (sched::isBarrier(&op))
+      barrier = &op;
+    else if (isa<CollectiveOpInterface>(op))
+      collectives.emplace_back(&op, barrier);
+  }
+  for (auto [op, limit] : llvm::reverse(collectives))
+    makeAsync(block, op, limit, position);
+}
+
 namespace {
 
 struct MakeCollectivesAsyncPass
@@ -72,31 +90,10 @@ struct MakeCollectivesAsyncPass
     // where it is issued to the last use of its result either way), but as
     // the first pass of a pipeline it records the baseline of the budget.
     sched::MemoryBudget budget(-1, baseline, recordBaseline);
-    budget.beginModule();
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      Block *body = sched::getSchedulableBody(func);
-      if (!body)
-        continue;
-      SmallVector<Operation *> order;
-      for (Operation &op : *body)
-        order.push_back(&op);
-      budget.getLimit(func, sched::MemoryModel(*body).getPeak(order));
-
-      // Each collective with the barrier after it.
-      SmallVector<std::pair<Operation *, Operation *>> collectives;
-      DenseMap<Operation *, unsigned> position;
-      for (Operation &op : *body)
-        position[&op] = position.size();
-      Operation *barrier = &body->back();
-      for (Operation &op : llvm::reverse(*body)) {
-        if (sched::isBarrier(&op))
-          barrier = &op;
-        else if (isa<CollectiveOpInterface>(op))
-          collectives.emplace_back(&op, barrier);
-      }
-      for (auto [op, limit] : llvm::reverse(collectives))
-        makeAsync(*body, op, limit, position);
-    }
+    sched::forEachSchedulableFunction(getOperation(), budget,
+                                      [](FunctionOpInterface, Block &body,
+                                         sched::BlockSchedule &,
+                                         int64_t) { makeAllAsync(body); });
   }
 
   std::shared_ptr<PeakMemoryBaseline> baseline;

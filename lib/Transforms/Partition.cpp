@@ -13,6 +13,7 @@
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Sharding/Redistribute.h"
 #include "dtensor/Sharding/ShardingRules.h"
+#include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -513,6 +514,23 @@ LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
       return index;
     return arith::IndexCastOp::create(b, l, idType, index);
   };
+  auto zeroId = [&](OpBuilder &b, Location l) -> Value {
+    return arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
+  };
+  // In the bodies below: `id` relative to this process's first row, and
+  // whether this process holds that row.
+  auto toLocalRow = [&](OpBuilder &b, Location l,
+                        Value id) -> std::pair<Value, Value> {
+    Value off = toIdType(b, l, offset);
+    Value cnt = toIdType(b, l, count);
+    Value shifted = arith::SubIOp::create(b, l, id, off);
+    Value belowCount =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, shifted, cnt);
+    Value nonNegative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                              shifted, zeroId(b, l));
+    Value inRange = arith::AndIOp::create(b, l, nonNegative, belowCount);
+    return {shifted, inRange};
+  };
   int64_t idRank = idsType.getRank();
   SmallVector<AffineMap> idMaps(2, builder.getMultiDimIdentityMap(idRank));
   SmallVector<utils::IteratorType> idIterators(idRank,
@@ -523,24 +541,31 @@ LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
       linalg::GenericOp::create(
           builder, loc(), idsType, ids, idsInit, idMaps, idIterators,
           [&](OpBuilder &b, Location l, ValueRange args) {
-            Value off = toIdType(b, l, offset);
-            Value cnt = toIdType(b, l, count);
-            Value shifted = arith::SubIOp::create(b, l, args[0], off);
-            Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
-            Value inRange = arith::AndIOp::create(
-                b, l,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                      shifted, zero),
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, shifted,
-                                      cnt));
+            // Rows this process does not hold look up its row 0.
+            auto [shifted, inRange] = toLocalRow(b, l, args[0]);
             linalg::YieldOp::create(
-                b, l, arith::SelectOp::create(b, l, inRange, shifted, zero)
-                          .getResult());
+                b, l,
+                arith::SelectOp::create(b, l, inRange, shifted, zeroId(b, l))
+                    .getResult());
           })
           .getResult(0);
-  Value rows = tensor::GatherOp::create(builder, loc(), resultType, table,
-                                        localIds, op.getGatherDims(),
-                                        op.getUnique());
+  // Where torch.chunk leaves some process no rows (3 rows over 4: 1, 1, 1,
+  // 0), the table of such a process is empty and even row 0 is out of
+  // bounds: the lookup reads a table padded to at least one (zero) row,
+  // whose row the mask below discards.
+  Value source = table;
+  int64_t numRows = globalTable.getDimSize(0);
+  SmallVector<int64_t> splits =
+      splitsPerDim(tableLayout, mesh, globalTable.getRank())[0];
+  if (ShapedType::isDynamic(numRows) || chunkSizes(numRows, splits)[0] == 0)
+    source = padAlong(table, 0,
+                      arith::MaxSIOp::create(
+                          builder, loc(), count,
+                          arith::ConstantIndexOp::create(builder, loc(), 1))
+                          .getResult());
+  Value rows =
+      tensor::GatherOp::create(builder, loc(), resultType, source, localIds,
+                               op.getGatherDims(), op.getUnique());
   // Mask: result[b..., j] = in range(ids[b..., 0]) ? rows[b..., j] : 0.
   int64_t rank = resultType.getRank();
   SmallVector<AffineExpr> idExprs;
@@ -561,16 +586,7 @@ LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
           builder, loc(), resultType, ValueRange{ids, rows}, init, maps,
           iterators,
           [&](OpBuilder &b, Location l, ValueRange args) {
-            Value off = toIdType(b, l, offset);
-            Value cnt = toIdType(b, l, count);
-            Value shifted = arith::SubIOp::create(b, l, args[0], off);
-            Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(idType));
-            Value inRange = arith::AndIOp::create(
-                b, l,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                      shifted, zero),
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, shifted,
-                                      cnt));
+            Value inRange = toLocalRow(b, l, args[0]).second;
             Value fzero = arith::ConstantOp::create(
                 b, l, b.getZeroAttr(resultType.getElementType()));
             linalg::YieldOp::create(

@@ -2,7 +2,7 @@
 
 #include "dtensor/Transforms/Passes.h"
 
-#include "dtensor/Analysis/CostModel.h"
+#include "dtensor/Analysis/CostFiles.h"
 #include "dtensor/Sharding/Redistribute.h"
 
 namespace mlir::dtensor {
@@ -20,12 +20,10 @@ struct PlanRedistributionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<HardwareModel> hw = HardwareModel::byName(hardware);
-    if (!hw) {
-      getOperation().emitError("unknown hardware preset '")
-          << hardware << "'; expected h100, h200 or cpu";
+    FailureOr<HardwareModel> hw = resolveHardwareOrEmitError(
+        getOperation().getLoc(), hardware, /*file=*/"");
+    if (failed(hw))
       return signalPassFailure();
-    }
     SymbolTableCollection symbols;
     SmallVector<RedistributeOp> ops;
     getOperation().walk([&](RedistributeOp op) { ops.push_back(op); });

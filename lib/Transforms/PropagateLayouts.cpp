@@ -9,7 +9,7 @@
 
 #include "dtensor/Transforms/Passes.h"
 
-#include "dtensor/Analysis/CostModel.h"
+#include "dtensor/Analysis/CostFiles.h"
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Sharding/Redistribute.h"
 #include "dtensor/Sharding/ShardingRules.h"
@@ -525,12 +525,10 @@ struct PropagateLayoutsPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<HardwareModel> hw = HardwareModel::byName(hardware);
-    if (!hw) {
-      getOperation().emitError("unknown hardware preset '")
-          << hardware << "'; expected h100, h200 or cpu";
+    FailureOr<HardwareModel> hw = resolveHardwareOrEmitError(
+        getOperation().getLoc(), hardware, /*file=*/"");
+    if (failed(hw))
       return signalPassFailure();
-    }
     SymbolTableCollection symbols;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())

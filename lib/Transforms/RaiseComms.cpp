@@ -61,22 +61,8 @@ struct RaiseCommsPass : dtensor::impl::RaiseCommsPassBase<RaiseCommsPass> {
 
   void runOnOperation() override {
     sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
-    budget.beginModule();
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      Block *body = sched::getSchedulableBody(func);
-      if (!body)
-        continue;
-      sched::BlockSchedule schedule(*body);
-      int64_t before = schedule.getPeak();
-      schedule.setLimit(budget.getLimit(func, before));
-      for (const sched::BlockSchedule::Segment &segment :
-           schedule.getSegments())
-        raiseComms(*body, schedule, segment);
-      schedule.apply();
-      if (reportMemory)
-        sched::reportMemory(func, getArgument(), before, schedule.getPeak(),
-                            schedule);
-    }
+    sched::rescheduleFunctions(getOperation(), getArgument(), budget,
+                               reportMemory, raiseComms);
   }
 
   std::shared_ptr<PeakMemoryBaseline> baseline;

@@ -81,8 +81,15 @@ private:
   void scheduleRequired(const llvm::BitVector &set);
   void scheduleNextInProgramOrder() { commit({nextInProgramOrder}); }
 
-  llvm::BitVector getAncestors(unsigned node) const;
-  llvm::BitVector getDescendants(unsigned node) const;
+  /// The nodes reachable from `node` (not itself) along successor edges if
+  /// `forward`, else along predecessor edges.
+  llvm::BitVector getReachable(unsigned node, bool forward) const;
+  llvm::BitVector getAncestors(unsigned node) const {
+    return getReachable(node, /*forward=*/false);
+  }
+  llvm::BitVector getDescendants(unsigned node) const {
+    return getReachable(node, /*forward=*/true);
+  }
   void applyToSchedule();
 
   sched::BlockSchedule &schedule;
@@ -188,27 +195,19 @@ void OverlapScheduler::scheduleRequired(const llvm::BitVector &set) {
       scheduleRequired(node);
 }
 
-llvm::BitVector OverlapScheduler::getAncestors(unsigned node) const {
+llvm::BitVector OverlapScheduler::getReachable(unsigned node,
+                                               bool forward) const {
   llvm::BitVector result(size);
   SmallVector<unsigned> worklist = {node};
-  while (!worklist.empty())
-    for (unsigned pred : graph.getPredecessors(worklist.pop_back_val()))
-      if (!result[pred]) {
-        result.set(pred);
-        worklist.push_back(pred);
+  while (!worklist.empty()) {
+    unsigned current = worklist.pop_back_val();
+    for (unsigned next : forward ? graph.getSuccessors(current)
+                                 : graph.getPredecessors(current))
+      if (!result[next]) {
+        result.set(next);
+        worklist.push_back(next);
       }
-  return result;
-}
-
-llvm::BitVector OverlapScheduler::getDescendants(unsigned node) const {
-  llvm::BitVector result(size);
-  SmallVector<unsigned> worklist = {node};
-  while (!worklist.empty())
-    for (unsigned succ : graph.getSuccessors(worklist.pop_back_val()))
-      if (!result[succ]) {
-        result.set(succ);
-        worklist.push_back(succ);
-      }
+  }
   return result;
 }
 
@@ -319,22 +318,12 @@ struct ReorderComputeForOverlapPass
     if (failed(estimator))
       return signalPassFailure();
     sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
-    budget.beginModule();
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      Block *body = sched::getSchedulableBody(func);
-      if (!body)
-        continue;
-      sched::BlockSchedule schedule(*body);
-      int64_t before = schedule.getPeak();
-      schedule.setLimit(budget.getLimit(func, before));
-      for (const sched::BlockSchedule::Segment &segment :
-           schedule.getSegments())
-        OverlapScheduler(*body, schedule, segment, **estimator).run();
-      schedule.apply();
-      if (reportMemory)
-        sched::reportMemory(func, getArgument(), before, schedule.getPeak(),
-                            schedule);
-    }
+    sched::rescheduleFunctions(
+        getOperation(), getArgument(), budget, reportMemory,
+        [&](Block &body, sched::BlockSchedule &schedule,
+            const sched::BlockSchedule::Segment &segment) {
+          OverlapScheduler(body, schedule, segment, **estimator).run();
+        });
   }
 
   std::shared_ptr<PeakMemoryBaseline> baseline;

@@ -286,12 +286,45 @@ void sched::reportMemory(FunctionOpInterface func, StringRef passName,
   remark << "), " << schedule.getNumRefused() << " move(s) refused";
 }
 
+void sched::forEachSchedulableFunction(
+    ModuleOp module, MemoryBudget &budget,
+    function_ref<void(FunctionOpInterface, Block &, BlockSchedule &, int64_t)>
+        fn) {
+  budget.beginModule();
+  for (auto func : module.getOps<FunctionOpInterface>()) {
+    Block *body = getSchedulableBody(func);
+    if (!body)
+      continue;
+    BlockSchedule schedule(*body);
+    int64_t before = schedule.getPeak();
+    schedule.setLimit(budget.getLimit(func, before));
+    fn(func, *body, schedule, before);
+  }
+}
+
+void sched::rescheduleFunctions(
+    ModuleOp module, StringRef passName, MemoryBudget &budget, bool report,
+    function_ref<void(Block &, BlockSchedule &, const BlockSchedule::Segment &)>
+        scheduleSegment) {
+  forEachSchedulableFunction(
+      module, budget,
+      [&](FunctionOpInterface func, Block &body, BlockSchedule &schedule,
+          int64_t before) {
+        for (const BlockSchedule::Segment &segment : schedule.getSegments())
+          scheduleSegment(body, schedule, segment);
+        schedule.apply();
+        if (report)
+          reportMemory(func, passName, before, schedule.getPeak(), schedule);
+      });
+}
+
 FailureOr<std::unique_ptr<CostEstimator>>
 sched::createEstimatorFromOptions(Operation *module, StringRef hardware,
                                   StringRef hardwareFile, StringRef costTable) {
-  llvm::Expected<HardwareModel> hw = resolveHardware(hardware, hardwareFile);
-  if (!hw)
-    return module->emitError(llvm::toString(hw.takeError()));
+  FailureOr<HardwareModel> hw =
+      resolveHardwareOrEmitError(module->getLoc(), hardware, hardwareFile);
+  if (failed(hw))
+    return failure();
   std::unique_ptr<CostEstimator> estimator = createDefaultCostEstimator(*hw);
   if (costTable.empty())
     return estimator;

@@ -15,6 +15,8 @@
 // - the peak live memory of an order of a block and the budget the passes
 //   keep it under, with the baseline a dtensor-overlap pipeline shares
 //   between its passes;
+// - the loop over the schedulable functions of a module, and the run of a
+//   reordering pass over their segments;
 // - the cost estimator the cost-driven passes build from their options.
 //
 // docs/scheduling.md describes the passes and their invariants.
@@ -28,6 +30,7 @@
 #include "dtensor/Transforms/Overlap.h"
 
 #include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -221,6 +224,26 @@ Block *getSchedulableBody(FunctionOpInterface func);
 /// Emits the `report-memory` remark of pass `passName` on `func`.
 void reportMemory(FunctionOpInterface func, StringRef passName, int64_t before,
                   int64_t after, const BlockSchedule &schedule);
+
+/// The function loop of a scheduling pass: starts the module run of
+/// `budget`, then calls `fn` for each function of `module` with a
+/// schedulable body, with the schedule of that body in its current order,
+/// limited by the budget, and the peak of that order.
+void forEachSchedulableFunction(
+    ModuleOp module, MemoryBudget &budget,
+    function_ref<void(FunctionOpInterface func, Block &body,
+                      BlockSchedule &schedule, int64_t peakBefore)>
+        fn);
+
+/// The run of a reordering pass: `scheduleSegment` on every segment of every
+/// schedulable function of `module` (forEachSchedulableFunction), then the
+/// order it recorded applied to the block, and with `report` the
+/// `report-memory` remark of pass `passName`.
+void rescheduleFunctions(
+    ModuleOp module, StringRef passName, MemoryBudget &budget, bool report,
+    function_ref<void(Block &body, BlockSchedule &schedule,
+                      const BlockSchedule::Segment &segment)>
+        scheduleSegment);
 
 /// The estimator the options of a cost-driven pass ask for: the table in
 /// `costTable` (a file) when given, falling back to the default estimator

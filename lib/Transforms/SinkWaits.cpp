@@ -63,22 +63,8 @@ struct SinkWaitsPass : dtensor::impl::SinkWaitsPassBase<SinkWaitsPass> {
 
   void runOnOperation() override {
     sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
-    budget.beginModule();
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      Block *body = sched::getSchedulableBody(func);
-      if (!body)
-        continue;
-      sched::BlockSchedule schedule(*body);
-      int64_t before = schedule.getPeak();
-      schedule.setLimit(budget.getLimit(func, before));
-      for (const sched::BlockSchedule::Segment &segment :
-           schedule.getSegments())
-        sinkWaits(*body, schedule, segment);
-      schedule.apply();
-      if (reportMemory)
-        sched::reportMemory(func, getArgument(), before, schedule.getPeak(),
-                            schedule);
-    }
+    sched::rescheduleFunctions(getOperation(), getArgument(), budget,
+                               reportMemory, sinkWaits);
   }
 
   std::shared_ptr<PeakMemoryBaseline> baseline;

@@ -916,6 +916,17 @@ void runError(const std::string &kind, const std::vector<MeshSpec> &meshes) {
     Buffer<float> bad({2, 3}, Layout::Dense);
     dtensor_rt_reduce_scatter_f32(2, in.descriptor(), 2, bad.descriptor(), 0, 1,
                                   1, 0);
+  } else if (kind == "gather-outside") {
+    Buffer<float> bad({3, 2 * n}, Layout::Dense);
+    dtensor_rt_start_all_gather_f32(2, in.descriptor(), 2, bad.descriptor(), 0,
+                                    1, 1);
+  } else if (kind == "scatter-rank") {
+    Buffer<float> bad({2}, Layout::Dense);
+    dtensor_rt_reduce_scatter_f32(2, in.descriptor(), 1, bad.descriptor(), 0, 1,
+                                  1, 0);
+  } else if (kind == "reduce-shape") {
+    Buffer<float> bad({2, 3}, Layout::Dense);
+    dtensor_rt_all_reduce_f32(2, in.descriptor(), 2, bad.descriptor(), 0, 1, 0);
   } else if (kind == "unknown-mesh") {
     dtensor_rt_all_reduce_f32(2, in.descriptor(), 2, out.descriptor(), 42, 1,
                               0);

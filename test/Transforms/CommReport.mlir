@@ -17,7 +17,7 @@
 // RUN: dtensor-opt %t/bad-mesh.mlir --mlir-very-unsafe-disable-verifier-on-parsing --dtensor-comm-report -verify-diagnostics -o /dev/null
 
 // ERR-FORMAT: error: comm report: unknown format 'xml' (expected table or json)
-// ERR-HW: error: comm report: unknown hardware preset 'tpu' (expected h100, h200 or cpu)
+// ERR-HW: error: comm report: unknown hardware preset 'tpu' (expected h100, h200, cpu)
 // ERR-OUTPUT: error: comm report: cannot open output file '{{.*}}missing-dir/report.txt'
 
 // Numbers worked by hand from the h200 preset: NCCL's ring/tree model with

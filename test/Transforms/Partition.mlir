@@ -528,7 +528,8 @@ dtensor.mesh @tp shape = [4]
 
 // Row-sharded embedding table, 10 rows over 4 (3, 3, 3, 1 from row
 // min(10, 3r)): ids outside this rank's rows look up local row 0 and their
-// result rows are zeroed, so the sum over ranks is the full lookup.
+// result rows are zeroed, so the sum over ranks is the full lookup. Every
+// rank holds a row, so the table is looked up as it is.
 // CHECK-LABEL: func.func @embedding_rows
 // CHECK-SAME: (%[[T:[^:]*]]: tensor<?x16xf32> {dtensor.global_type = tensor<10x16xf32>, dtensor.layout = #dtensor.layout<@tp, [S(0)]>},
 // CHECK-SAME: %[[IDS:[^:]*]]: tensor<2x3x1xi64> {dtensor.global_type = tensor<2x3x1xi64>, dtensor.layout = #dtensor.layout<@tp, [R]>})
@@ -570,6 +571,31 @@ dtensor.mesh @tp shape = [4]
 func.func @embedding_rows(%t: tensor<10x16xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>}, %ids: tensor<2x3x1xi64> {dtensor.layout = #dtensor.layout<@tp, [R]>}) -> (tensor<2x3x16xf32> {dtensor.layout = #dtensor.layout<@tp, [P(sum)]>}) {
   %g = tensor.gather %t[%ids] gather_dims([0]) {dtensor.layouts = [#dtensor.layout<@tp, [P(sum)]>]} : (tensor<10x16xf32>, tensor<2x3x1xi64>) -> tensor<2x3x16xf32>
   return %g : tensor<2x3x16xf32>
+}
+
+// 6 rows over 4: 2, 2, 2, 0. The last rank's table is empty, so even its
+// row 0 does not exist: the lookup reads the table padded to
+// max(rows, 1) zero rows, and the mask zeroes what it reads there.
+// CHECK-LABEL: func.func @embedding_rows_empty_rank
+// CHECK-SAME: (%[[T:[^:]*]]: tensor<?x16xf32> {{.*}}, %[[IDS:[^:]*]]: tensor<5x1xindex>
+// CHECK-DAG: %[[FZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[CNT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK: %[[LIDS:.*]] = linalg.generic {{.*}} ins(%[[IDS]] : tensor<5x1xindex>)
+// CHECK: } -> tensor<5x1xindex>
+// CHECK-NEXT: %[[ATLEAST1:.*]] = arith.maxsi %[[CNT]], %[[C1]] : index
+// CHECK-NEXT: %[[DIM:.*]] = tensor.dim %[[T]], %[[C0]] : tensor<?x16xf32>
+// CHECK-NEXT: %[[HIGH:.*]] = arith.subi %[[ATLEAST1]], %[[DIM]] : index
+// CHECK-NEXT: %[[PADDED:.*]] = tensor.pad %[[T]] low[0, 0] high[%[[HIGH]], 0]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tensor.yield %[[FZERO]] : f32
+// CHECK-NEXT: } : tensor<?x16xf32> to tensor<?x16xf32>
+// CHECK-NEXT: %[[ROWS:.*]] = tensor.gather %[[PADDED]][%[[LIDS]]] gather_dims([0]) : (tensor<?x16xf32>, tensor<5x1xindex>) -> tensor<5x16xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[IDS]], %[[ROWS]] : tensor<5x1xindex>, tensor<5x16xf32>)
+func.func @embedding_rows_empty_rank(%t: tensor<6x16xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>}, %ids: tensor<5x1xindex> {dtensor.layout = #dtensor.layout<@tp, [R]>}) -> (tensor<5x16xf32> {dtensor.layout = #dtensor.layout<@tp, [P(sum)]>}) {
+  %g = tensor.gather %t[%ids] gather_dims([0]) {dtensor.layouts = [#dtensor.layout<@tp, [P(sum)]>]} : (tensor<6x16xf32>, tensor<5x1xindex>) -> tensor<5x16xf32>
+  return %g : tensor<5x16xf32>
 }
 
 // Column-sharded table: a plain local lookup of this rank's columns.

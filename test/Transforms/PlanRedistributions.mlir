@@ -7,7 +7,7 @@
 // rejects most of them too, so these inputs skip verification on parsing.
 // RUN: dtensor-opt %t/errors.mlir -split-input-file --mlir-very-unsafe-disable-verifier-on-parsing --dtensor-plan-redistributions -verify-diagnostics -o /dev/null
 
-// ERR-HW: error: unknown hardware preset 'tpu'; expected h100, h200 or cpu
+// ERR-HW: error: unknown hardware preset 'tpu' (expected h100, h200, cpu)
 
 // Each dtensor.redistribute becomes a chain of redistributions that each
 // change one mesh axis (one collective or local step), in an order that

@@ -2,7 +2,11 @@
 
 #include "dtensor/Support/ChunkMath.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 using namespace mlir::dtensor;
 
@@ -86,6 +90,37 @@ TEST(ChunkMath, UniformChunkSizeMatchesEnumeration) {
       EXPECT_EQ(got.has_value(), uniform) << length << "/" << n;
       if (got)
         EXPECT_EQ(*got, chunkOf(length, n, 0).size);
+    }
+  }
+}
+
+TEST(ChunkMath, ChunkSizes) {
+  using Sizes = llvm::SmallVector<int64_t>;
+  EXPECT_EQ(chunkSizes(8, {4}), (Sizes{2}));
+  EXPECT_EQ(chunkSizes(10, {4}), (Sizes{1, 3}));
+  EXPECT_EQ(chunkSizes(3, {4}), (Sizes{0, 1}));
+  EXPECT_EQ(chunkSizes(6, {4}), (Sizes{0, 2}));
+  // 3 over [2, 2]: 2 + 1, then 1 + 1 and 1 + 0.
+  EXPECT_EQ(chunkSizes(3, {2, 2}), (Sizes{0, 1}));
+  EXPECT_EQ(chunkSizes(0, {2}), (Sizes{0}));
+  EXPECT_EQ(chunkSizes(5, {}), (Sizes{5}));
+}
+
+TEST(ChunkMath, ChunkSizesMatchEnumeration) {
+  // The closed form agrees with visiting every rank of two nested splits.
+  for (int64_t length = 0; length < 30; ++length) {
+    for (int64_t n0 = 1; n0 < 6; ++n0) {
+      for (int64_t n1 = 1; n1 < 6; ++n1) {
+        llvm::SmallVector<int64_t> visited;
+        for (int64_t i0 = 0; i0 < n0; ++i0)
+          for (int64_t i1 = 0; i1 < n1; ++i1)
+            visited.push_back(nestedChunkOf(length, {n0, n1}, {i0, i1}).size);
+        llvm::sort(visited);
+        visited.erase(std::unique(visited.begin(), visited.end()),
+                      visited.end());
+        EXPECT_EQ(chunkSizes(length, {n0, n1}), visited)
+            << length << "/" << n0 << "x" << n1;
+      }
     }
   }
 }

@@ -26,6 +26,7 @@
 
 #include "dtensor/Analysis/CostModel.h"
 
+#include "mlir/IR/Location.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
@@ -43,6 +44,13 @@ llvm::Expected<llvm::StringMap<double>> loadCostTable(llvm::StringRef path);
 /// preset `preset`. Errors name the unknown preset or the file.
 llvm::Expected<HardwareModel> resolveHardware(llvm::StringRef preset,
                                               llvm::StringRef file);
+
+/// resolveHardware for the options of a pass: a failure is emitted as an
+/// error at `loc`, its message after `prefix` (the pass's own prefix of its
+/// messages, if it has one).
+FailureOr<HardwareModel>
+resolveHardwareOrEmitError(Location loc, llvm::StringRef preset,
+                           llvm::StringRef file, llvm::StringRef prefix = "");
 
 } // namespace mlir::dtensor
 

@@ -11,6 +11,7 @@
 #define DTENSOR_SUPPORT_CHUNKMATH_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <optional>
@@ -39,6 +40,11 @@ Chunk chunkOf(int64_t length, int64_t numChunks, int64_t index);
 /// `indices[i]` on it. The result is relative to the full dimension.
 Chunk nestedChunkOf(int64_t length, llvm::ArrayRef<int64_t> numChunks,
                     llvm::ArrayRef<int64_t> indices);
+
+/// The sizes the ranks hold after the nested split, each once, ascending
+/// (a 0 first where some rank holds nothing).
+llvm::SmallVector<int64_t> chunkSizes(int64_t length,
+                                      llvm::ArrayRef<int64_t> numChunks);
 
 /// The chunk size every rank holds after the nested split, or std::nullopt
 /// if the ranks hold different sizes (uneven sharding).
