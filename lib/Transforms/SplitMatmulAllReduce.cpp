@@ -308,33 +308,32 @@ void SplitMatmulAllReducePass::runOnOperation() {
     return signalPassFailure();
   estimator = created->get();
   sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
-  budget.beginModule();
-  for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-    Block *body = sched::getSchedulableBody(func);
-    if (!body)
-      continue;
-    int64_t before = sched::BlockSchedule(*body).getPeak();
-    int64_t limit = budget.getLimit(func, before);
-    SmallVector<AllReduceOp> allReduces;
-    func.walk([&](AllReduceOp op) { allReduces.push_back(op); });
-    unsigned refused = 0;
-    for (AllReduceOp op : allReduces) {
-      std::string why;
-      std::optional<Candidate> candidate = match(op, *body, why);
-      if (!candidate) {
-        op.emitRemark() << "not split: " << why;
-        continue;
-      }
-      visit(*candidate, *body, limit, refused);
-    }
-    if (!reportMemory)
-      continue;
-    sched::BlockSchedule after(*body);
-    after.setLimit(limit);
-    for (unsigned i = 0; i < refused; ++i)
-      after.refuse();
-    sched::reportMemory(func, getArgument(), before, after.getPeak(), after);
-  }
+  sched::forEachSchedulableFunction(
+      getOperation(), budget,
+      [&](FunctionOpInterface func, Block &body, sched::BlockSchedule &schedule,
+          int64_t before) {
+        SmallVector<AllReduceOp> allReduces;
+        func.walk([&](AllReduceOp op) { allReduces.push_back(op); });
+        unsigned refused = 0;
+        for (AllReduceOp op : allReduces) {
+          std::string why;
+          std::optional<Candidate> candidate = match(op, body, why);
+          if (!candidate) {
+            op.emitRemark() << "not split: " << why;
+            continue;
+          }
+          visit(*candidate, body, schedule.getLimit(), refused);
+        }
+        if (!reportMemory)
+          return;
+        // The block changed under `schedule`: measure it anew.
+        sched::BlockSchedule after(body);
+        after.setLimit(schedule.getLimit());
+        for (unsigned i = 0; i < refused; ++i)
+          after.refuse();
+        sched::reportMemory(func, getArgument(), before, after.getPeak(),
+                            after);
+      });
 }
 
 std::unique_ptr<Pass> mlir::dtensor::sched::makeSplitMatmulAllReducePass(
