@@ -275,9 +275,10 @@ bool SplitMatmulAllReducePass::visit(const Candidate &candidate, Block &body,
   if (limitBytes != std::numeric_limits<int64_t>::max()) {
     int64_t peak = sched::BlockSchedule(body).getPeak();
     if (peak > limitBytes) {
-      // Undo: the originals back where they were.
-      body.getOperations().insert(Block::iterator(matmulNext), matmulOp);
+      // Undo: the originals back where they were (the all_reduce first: it
+      // may be the op that followed the matmul).
       body.getOperations().insert(Block::iterator(concat), allReduce);
+      body.getOperations().insert(Block::iterator(matmulNext), matmulOp);
       concat.getResult().replaceAllUsesWith(allReduce.getResult());
       eraseAll(created);
       ++refused;

@@ -5,6 +5,7 @@
 // RUN: dtensor-opt %t/gate.mlir --dtensor-split-matmul-all-reduce 2>/dev/null | FileCheck %s --check-prefix=GATE-IR
 // RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/gate.mlir --dtensor-split-matmul-all-reduce=threshold=10 2>&1 >/dev/null | FileCheck %s --check-prefix=THRESHOLD
 // RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/gate.mlir --dtensor-split-matmul-all-reduce="memory-budget=0 report-memory=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=BUDGET
+// RUN: dtensor-opt %t/gate.mlir --dtensor-split-matmul-all-reduce=memory-budget=0 2>/dev/null | FileCheck %s --check-prefix=BUDGET-IR
 // RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/negative.mlir --dtensor-split-matmul-all-reduce="force=true chunks=2" 2>&1 >/dev/null | FileCheck %s --check-prefix=NEG
 // RUN: dtensor-opt %t/negative.mlir --dtensor-split-matmul-all-reduce="force=true chunks=2" 2>/dev/null | FileCheck %s --check-prefix=NEG-IR --implicit-check-not=tensor.concat --implicit-check-not=extract_slice
 // RUN: not dtensor-opt %t/force.mlir --dtensor-split-matmul-all-reduce=chunks=1 2>&1 | FileCheck %s --check-prefix=ERR
@@ -101,6 +102,12 @@ dtensor.mesh @tp shape = [4]
 // GATE-IR:         tensor.concat dim(0)
 // THRESHOLD: remark: not split: {{[248]}} row chunks along dim 0: modelled pipeline {{[0-9.]+}} us does not beat unsplit {{.*}}, required speedup 10
 // BUDGET: remark: not split: {{.*}} beats unsplit {{.*}}; but the peak live memory would be {{[0-9]+}} bytes, over the budget of {{[0-9]+}}
+// The refused split is undone: the program is as it was.
+// BUDGET-IR-LABEL: func.func @down_proj
+// BUDGET-IR:         linalg.fill
+// BUDGET-IR-NEXT:    linalg.matmul
+// BUDGET-IR-NEXT:    dtensor.all_reduce
+// BUDGET-IR-NEXT:    return
 // BUDGET: remark: dtensor-split-matmul-all-reduce: peak live memory [[PEAK:[0-9]+]] -> [[PEAK]] bytes (budget [[PEAK]] bytes), 1 move(s) refused
 func.func @down_proj(%h: tensor<8192x3584xbf16>, %w: tensor<3584x4096xbf16>) -> tensor<8192x4096xbf16> {
   %zero = arith.constant 0.0 : bf16
