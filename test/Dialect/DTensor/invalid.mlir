@@ -1345,3 +1345,39 @@ func.func @wait2(%x: tensor<4xf32>) -> tensor<?xf32> {
 // MESH1: process count overflow
 // expected-error @+1 {{MESH1] the number of processes overflows a 64-bit integer}}
 dtensor.mesh @huge shape = [4611686018427387904, 4]
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #dtensor.target
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{[TG1] unknown backend 'tpu' (expected cpu or cuda)}}
+module attributes {dtensor.target = #dtensor.target<tpu, "h200">} {}
+
+// -----
+
+// expected-error@+1 {{[TG2] unknown hardware preset 'a100' (expected h100, h200 or cpu)}}
+module attributes {dtensor.target = #dtensor.target<cuda, "a100">} {}
+
+// -----
+
+// expected-error@+1 {{[TG3] 'chip' is only for the cuda backend}}
+module attributes {dtensor.target = #dtensor.target<cpu, "h200", chip = "sm_90">} {}
+
+// -----
+
+// expected-error@+1 {{[TG3] chip 'hopper' is not of the form sm_<digits>}}
+module attributes {dtensor.target = #dtensor.target<cuda, "h200", chip = "hopper">} {}
+
+// -----
+
+// expected-error@+1 {{[TG4] 'dtensor.target' belongs on a builtin.module}}
+func.func @f() attributes {dtensor.target = #dtensor.target<cpu, "h200">} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{[TG4] 'dtensor.target' must be a #dtensor.target attribute}}
+module attributes {dtensor.target = "cuda"} {}
