@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Runs dtensor-cuda-rt-test with N ranks on ONE GPU (DTENSOR_SINGLE_GPU_TEST=1:
+# every rank on device 0, NCCL over loopback), then the planted fault
+# (--fault skip-collective) and checks that the watchdog ends it with its
+# message within DTENSOR_NCCL_TIMEOUT. Last line: "N passed, N failed";
+# exit status 0 only if every check passed.
+#
+#   scripts/cuda-rt-test.sh [N]        (default 2; N >= 2)
+#
+# Environment: BIN_DIR (default build/bin; libdtensor_runtime_cuda.so is found
+# in BIN_DIR/../lib through the binary's RUNPATH), FAULT_TIMEOUT (seconds the
+# watchdog gets in the fault run, default 10), LOG_DIR (default a temp dir).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+N=${1:-2}
+if ! [[ "$N" =~ ^[0-9]+$ ]] || [ "$N" -lt 2 ]; then
+  echo "usage: scripts/cuda-rt-test.sh N   (N >= 2 ranks)" >&2
+  exit 2
+fi
+BIN=${BIN_DIR:-build/bin}/dtensor-cuda-rt-test
+if [ ! -x "$BIN" ]; then
+  echo "cuda-rt-test: $BIN not found (build the dtensor-cuda-rt-test target)" >&2
+  exit 2
+fi
+FAULT_TIMEOUT=${FAULT_TIMEOUT:-10}
+LOG_DIR=${LOG_DIR:-$(mktemp -d /tmp/dtensor-cuda-rt-test.XXXXXX)}
+mkdir -p "$LOG_DIR"
+
+passed=0
+failed=0
+
+# launch PHASE TIMEOUT ARGS...: starts N ranks, waits for all of them (a
+# rank that fails gets the others killed after a 5 s grace period, like
+# torchrun), leaves per-rank logs in $LOG_DIR/PHASE.R.log and the exit codes
+# in RCS.
+launch() {
+  local phase=$1 limit=$2
+  shift 2
+  local port=$((20000 + RANDOM % 20000))
+  local pids=()
+  for ((r = 0; r < N; r++)); do
+    DTENSOR_RANK=$r DTENSOR_WORLD_SIZE=$N DTENSOR_LOCAL_RANK=$r \
+    DTENSOR_MASTER_ADDR=127.0.0.1 DTENSOR_MASTER_PORT=$port \
+    DTENSOR_SINGLE_GPU_TEST=1 \
+      timeout -k 5 "$limit" "$BIN" "$@" >"$LOG_DIR/$phase.$r.log" 2>&1 &
+    pids+=($!)
+  done
+  RCS=()
+  local remaining=$N killed=0
+  declare -A done_rc=()
+  while [ "$remaining" -gt 0 ]; do
+    local pid rc running=()
+    for p in "${pids[@]}"; do
+      [ -n "${done_rc[$p]:-}" ] || running+=("$p")
+    done
+    pid=""
+    wait -n -p pid "${running[@]}"
+    rc=$?
+    [ -z "${pid:-}" ] && break
+    done_rc[$pid]=$rc
+    remaining=$((remaining - 1))
+    if [ "$rc" -ne 0 ] && [ "$killed" -eq 0 ] && [ "$remaining" -gt 0 ]; then
+      killed=1
+      sleep 5 # let the others print their own verdicts
+      for p in "${pids[@]}"; do
+        [ -n "${done_rc[$p]:-}" ] || kill "$p" 2>/dev/null
+      done
+    fi
+  done
+  for p in "${pids[@]}"; do
+    RCS+=("${done_rc[$p]:-255}")
+  done
+}
+
+echo "== $N ranks on one GPU: collectives, matmuls, mgpu* (logs: $LOG_DIR)"
+launch main 600
+for ((r = 0; r < N; r++)); do
+  log=$LOG_DIR/main.$r.log
+  grep -E "FAIL|dtensor runtime:|dtensor-cuda-rt-test:" "$log" | sed "s/^/  /"
+  summary=$(grep -E "^rank $r: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -1)
+  if [ -n "$summary" ]; then
+    echo "$summary"
+    p=$(echo "$summary" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+    f=$(echo "$summary" | sed -E 's/.*passed, ([0-9]+) failed/\1/')
+    passed=$((passed + p))
+    failed=$((failed + f))
+  else
+    echo "rank $r: no summary (exit status ${RCS[$r]}); last lines:"
+    tail -5 "$log" | sed "s/^/  /"
+    failed=$((failed + 1))
+  fi
+  if [ "${RCS[$r]}" -ne 0 ] && [ -n "$summary" ] && [ "$f" -eq 0 ]; then
+    echo "rank $r: exit status ${RCS[$r]} despite 0 failed checks"
+    failed=$((failed + 1))
+  fi
+done
+
+echo "== planted fault: rank 1 skips an all_reduce (DTENSOR_NCCL_TIMEOUT=$FAULT_TIMEOUT)"
+start=$(date +%s)
+DTENSOR_NCCL_TIMEOUT=$FAULT_TIMEOUT launch fault $((FAULT_TIMEOUT + 120)) \
+  --fault skip-collective
+elapsed=$(($(date +%s) - start))
+log=$LOG_DIR/fault.0.log
+want="dtensor runtime: rank 0: all_reduce_f32 on group (mesh 0, axes {0}) did not complete within $FAULT_TIMEOUT s"
+if grep -qF "$want" "$log" && [ "${RCS[0]}" -ne 0 ] &&
+   [ "${RCS[0]}" -ne 124 ] && [ "$elapsed" -lt $((FAULT_TIMEOUT + 60)) ]; then
+  echo "PASS fault: rank 0 exited ${RCS[0]} after ${elapsed} s with: $want"
+  passed=$((passed + 1))
+else
+  echo "FAIL fault: expected rank 0 to exit non-zero within $((FAULT_TIMEOUT + 60)) s with"
+  echo "  $want"
+  echo "  got exit status ${RCS[0]} after ${elapsed} s; rank 0's log:"
+  tail -20 "$log" | sed "s/^/  /"
+  failed=$((failed + 1))
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
