@@ -199,6 +199,18 @@ DeviceState *tryInitDevice(std::string &error) {
             std::to_string(ordinal) + " failed: " + describe(rc);
     return nullptr;
   }
+  // Keep freed stream-ordered memory in the pool (the default threshold 0
+  // returns it to the system at every synchronization): staging buffers
+  // come and go with every collective.
+  CUmemoryPool pool = nullptr;
+  cuuint64_t threshold = ~cuuint64_t(0);
+  if ((rc = d->cuDeviceGetDefaultMemPool(&pool, dev)) != CUDA_SUCCESS ||
+      (rc = d->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                     &threshold)) != CUDA_SUCCESS) {
+    error = "configuring the memory pool of device " +
+            std::to_string(ordinal) + " failed: " + describe(rc);
+    return nullptr;
+  }
   s.ordinal = ordinal;
   s.device = dev;
   s.context = ctx;

@@ -46,6 +46,8 @@ namespace dtensor::rt::cuda {
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
   X(cuMemAllocAsync)                                                           \
+  X(cuDeviceGetDefaultMemPool)                                                 \
+  X(cuMemPoolSetAttribute)                                                     \
   X(cuMemFreeAsync)                                                            \
   X(cuMemAllocManaged)                                                         \
   X(cuPointerGetAttribute)                                                     \

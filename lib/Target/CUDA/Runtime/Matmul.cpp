@@ -148,13 +148,11 @@ StridedView decode3(int64_t rank, void *descriptor, size_t elem,
 void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
             const char *op, int64_t aRank, void *a, int64_t bRank, void *b,
             int64_t cRank, void *c, int64_t accumulate) {
-  if (!ctx || static_cast<DeviceState *>(ctx)->magic != kContextMagic)
-    cudaFatal(op, "context argument is not dtensor_rt_context() of this "
-                  "process");
   DeviceState &dev = device(op);
   if (ctx != &dev)
-    cudaFatal(op, "context argument is not dtensor_rt_context() of this "
-                  "process");
+    cudaFatal(op, ctx ? "context argument is not dtensor_rt_context() of "
+                        "this process"
+                      : "null context (dtensor_rt_init not called?)");
   size_t elem = elemSize(elemType);
   if (aRank != bRank || aRank != cRank)
     cudaFatal(op, "operand ranks differ (A " + std::to_string(aRank) +

@@ -195,7 +195,9 @@ void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
   auto address = reinterpret_cast<CUdeviceptr>(ptr);
-  unsigned managed = 0;
+  // The driver writes a boolean (4 bytes in practice); a zeroed 8-byte slot
+  // reads right whatever its width.
+  uint64_t managed = 0;
   DTENSOR_CU(op, cuPointerGetAttribute, &managed,
              CU_POINTER_ATTRIBUTE_IS_MANAGED, address);
   if (managed) {
