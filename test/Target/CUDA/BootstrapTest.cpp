@@ -19,8 +19,8 @@
 #include <cstring>
 #include <string>
 #include <sys/wait.h>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 using namespace dtensor::rt::cuda;
 

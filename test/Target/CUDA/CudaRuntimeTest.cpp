@@ -49,7 +49,8 @@ void report(bool ok, const std::string &name, const std::string &detail) {
   if (ok) {
     ++passed;
     std::printf("rank %lld: PASS %s%s\n", static_cast<long long>(rank),
-                name.c_str(), detail.empty() ? "" : (" (" + detail + ")").c_str());
+                name.c_str(),
+                detail.empty() ? "" : (" (" + detail + ")").c_str());
   } else {
     ++failed;
     std::printf("rank %lld: FAIL %s: %s\n", static_cast<long long>(rank),
@@ -169,8 +170,8 @@ void expectClose(const std::string &name, const std::vector<float> &got,
                  const std::vector<float> &want, double tolerance) {
   if (got.size() != want.size()) {
     report(false, name,
-           "size " + std::to_string(got.size()) + " != " +
-               std::to_string(want.size()));
+           "size " + std::to_string(got.size()) +
+               " != " + std::to_string(want.size()));
     return;
   }
   for (size_t i = 0; i < got.size(); ++i) {
@@ -220,10 +221,12 @@ struct Api {
 };
 
 #define DTENSOR_TEST_API(S)                                                    \
-  Api{dtensor_rt_all_reduce_##S,       dtensor_rt_all_gather_##S,              \
-      dtensor_rt_broadcast_##S,        dtensor_rt_reduce_scatter_##S,          \
-      dtensor_rt_all_to_all_##S,       dtensor_rt_permute_##S,                 \
-      dtensor_rt_start_all_reduce_##S, dtensor_rt_start_all_gather_##S}
+  Api {                                                                        \
+    dtensor_rt_all_reduce_##S, dtensor_rt_all_gather_##S,                      \
+        dtensor_rt_broadcast_##S, dtensor_rt_reduce_scatter_##S,               \
+        dtensor_rt_all_to_all_##S, dtensor_rt_permute_##S,                     \
+        dtensor_rt_start_all_reduce_##S, dtensor_rt_start_all_gather_##S       \
+  }
 
 const Api &api(Type t) {
   static const Api f32 = DTENSOR_TEST_API(f32);
@@ -241,9 +244,9 @@ double tolerance(Type t, bool rounding) {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-constexpr int64_t kMesh = 0;     // 1-D mesh of every rank
-constexpr int64_t kAllAxes = 1;  // its only axis
-constexpr int64_t kMesh2D = 1;   // [2, N/2] when N is even
+constexpr int64_t kMesh = 0;    // 1-D mesh of every rank
+constexpr int64_t kAllAxes = 1; // its only axis
+constexpr int64_t kMesh2D = 1;  // [2, N/2] when N is even
 
 void testAllReduce(Type t) {
   const int64_t n = worldSize;
@@ -375,8 +378,7 @@ void testPermuteBroadcast(Type t) {
     api(t).permute(ctx, 2, inRef.desc(), 2, outRef.desc(), kMesh, kAllAxes, 1,
                    permRef.desc());
     expectClose(std::string("permute_") + typeName(t) + " shift by one",
-                decode(t, out.download()), input((rank + n - 1) % n, count),
-                0);
+                decode(t, out.download()), input((rank + n - 1) % n, count), 0);
   }
   {
     DeviceBuffer in(count * typeSize(t)), out(count * typeSize(t));
@@ -402,8 +404,8 @@ void testAsync(Type t) {
       gatherRef(gathered.ptr, 0, {8, 4 * n});
   int64_t h1 = api(t).startAllReduce(ctx, 2, inRef.desc(), 2, sumRef.desc(),
                                      kMesh, kAllAxes, 0);
-  int64_t h2 = api(t).startAllGather(ctx, 2, inRef.desc(), 2,
-                                     gatherRef.desc(), kMesh, kAllAxes, 1);
+  int64_t h2 = api(t).startAllGather(ctx, 2, inRef.desc(), 2, gatherRef.desc(),
+                                     kMesh, kAllAxes, 1);
   dtensor_rt_wait(ctx, h2); // out of order
   dtensor_rt_wait(ctx, h1);
   std::vector<float> wantSum(count), wantGather(count * n);
@@ -415,8 +417,7 @@ void testAsync(Type t) {
       wantGather[i * 4 * n + j] = value(j / 4, i * 4 + j % 4);
   expectClose(std::string("start_all_reduce_") + typeName(t) + " + wait",
               decode(t, sum.download()), wantSum, 0);
-  expectClose(std::string("start_all_gather_") + typeName(t) +
-                  " dim 1 + wait",
+  expectClose(std::string("start_all_gather_") + typeName(t) + " dim 1 + wait",
               decode(t, gathered.download()), wantGather, 0);
 }
 
@@ -497,15 +498,15 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
       for (int64_t j = 0; j < n; ++j)
         bStore[(p * k * n + (transB ? j * k + l : l * n + j)) * spread] =
             bm[(p * k + l) * n + j];
-  DeviceBuffer ad(aStore.size() * typeSize(t)),
-      bd(bStore.size() * typeSize(t)), cd(c0.size() * typeSize(t));
+  DeviceBuffer ad(aStore.size() * typeSize(t)), bd(bStore.size() * typeSize(t)),
+      cd(c0.size() * typeSize(t));
   ad.upload(encode(t, aStore));
   bd.upload(encode(t, bStore));
   cd.upload(encode(t, c0));
-  std::vector<int64_t> aSizes = {m, k}, aStrides = {transA ? 1 : k,
-                                                    transA ? m : 1};
-  std::vector<int64_t> bSizes = {k, n}, bStrides = {transB ? 1 : n,
-                                                    transB ? k : 1};
+  std::vector<int64_t> aSizes = {m, k},
+                       aStrides = {transA ? 1 : k, transA ? m : 1};
+  std::vector<int64_t> bSizes = {k, n},
+                       bStrides = {transB ? 1 : n, transB ? k : 1};
   std::vector<int64_t> cSizes = {m, n};
   for (int64_t &s : aStrides)
     s *= spread;
@@ -529,9 +530,10 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
       for (int64_t j = 0; j < n; ++j) {
         double acc = accumulate ? c0[(p * m + i) * n + j] : 0.0;
         for (int64_t l = 0; l < k; ++l)
-          acc += double(a[(p * m + i) * k + l]) * double(bm[(p * k + l) * n + j]);
-        maxErr = std::max(maxErr,
-                          std::fabs(acc - double(got[(p * m + i) * n + j])));
+          acc +=
+              double(a[(p * m + i) * k + l]) * double(bm[(p * k + l) * n + j]);
+        maxErr =
+            std::max(maxErr, std::fabs(acc - double(got[(p * m + i) * n + j])));
         maxRef = std::max(maxRef, std::fabs(acc));
       }
   double rel = maxErr / std::max(maxRef, 1e-30);
@@ -580,8 +582,8 @@ void testMgpu() {
               std::vector<float>(count, 1.0f), 0);
 
   // Module from PTX (JIT by the driver), kernel launch on the stream.
-  void *module = mgpuModuleLoad(const_cast<unsigned char *>(dtensorTestAddOnePtx),
-                                0);
+  void *module =
+      mgpuModuleLoad(const_cast<unsigned char *>(dtensorTestAddOnePtx), 0);
   void *fn = mgpuModuleGetFunction(module, "dtensor_test_add_one");
   long long n = count;
   void *params[] = {&d, &n};
@@ -598,8 +600,8 @@ void testMgpu() {
   mgpuEventDestroy(event);
   mgpuModuleUnload(module);
 
-  void *jitModule = mgpuModuleLoadJIT(
-      const_cast<unsigned char *>(dtensorTestAddOnePtx), 2);
+  void *jitModule =
+      mgpuModuleLoadJIT(const_cast<unsigned char *>(dtensorTestAddOnePtx), 2);
   void *jitFn = mgpuModuleGetFunction(jitModule, "dtensor_test_add_one");
   mgpuLaunchKernel(jitFn, (count + 127) / 128, 1, 1, 128, 1, 1, 0, stream,
                    params, nullptr, 2);
@@ -635,21 +637,21 @@ void testMgpu() {
 }
 
 void usage(FILE *out) {
-  std::fprintf(out,
-               "usage: dtensor-cuda-rt-test [--fault skip-collective]\n"
-               "\n"
-               "Tests libdtensor_runtime_cuda on the GPU: collectives (f32,\n"
-               "bf16), matmuls, mgpu* wrappers. Run one process per rank with\n"
-               "the launcher variables set, e.g. scripts/cuda-rt-test.sh N\n"
-               "(N ranks on one GPU: DTENSOR_RANK, DTENSOR_WORLD_SIZE,\n"
-               "DTENSOR_LOCAL_RANK, DTENSOR_MASTER_ADDR/PORT,\n"
-               "DTENSOR_SINGLE_GPU_TEST=1). Prints 'rank R: N passed, N\n"
-               "failed'; exits 0 if all passed, 1 if a check failed, 2 if the\n"
-               "runtime cannot start (no CUDA device, bootstrap failure).\n"
-               "\n"
-               "  --fault skip-collective  rank 1 skips an all_reduce; the\n"
-               "                           other ranks' watchdog must end the\n"
-               "                           job within DTENSOR_NCCL_TIMEOUT s.\n");
+  std::fprintf(
+      out, "usage: dtensor-cuda-rt-test [--fault skip-collective]\n"
+           "\n"
+           "Tests libdtensor_runtime_cuda on the GPU: collectives (f32,\n"
+           "bf16), matmuls, mgpu* wrappers. Run one process per rank with\n"
+           "the launcher variables set, e.g. scripts/cuda-rt-test.sh N\n"
+           "(N ranks on one GPU: DTENSOR_RANK, DTENSOR_WORLD_SIZE,\n"
+           "DTENSOR_LOCAL_RANK, DTENSOR_MASTER_ADDR/PORT,\n"
+           "DTENSOR_SINGLE_GPU_TEST=1). Prints 'rank R: N passed, N\n"
+           "failed'; exits 0 if all passed, 1 if a check failed, 2 if the\n"
+           "runtime cannot start (no CUDA device, bootstrap failure).\n"
+           "\n"
+           "  --fault skip-collective  rank 1 skips an all_reduce; the\n"
+           "                           other ranks' watchdog must end the\n"
+           "                           job within DTENSOR_NCCL_TIMEOUT s.\n");
 }
 
 } // namespace
@@ -715,8 +717,9 @@ int main(int argc, char **argv) {
     dtensor_rt_all_reduce_f32(ctx, 1, ref.desc(), 1, ref.desc(), kMesh,
                               kAllAxes, 0);
     mgpuStreamSynchronize(stream); // the watchdog must end this
-    std::fprintf(stderr, "dtensor-cuda-rt-test: rank %lld: the all_reduce "
-                         "completed without rank 1\n",
+    std::fprintf(stderr,
+                 "dtensor-cuda-rt-test: rank %lld: the all_reduce "
+                 "completed without rank 1\n",
                  static_cast<long long>(rank));
     return 3;
   }

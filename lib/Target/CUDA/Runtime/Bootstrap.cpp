@@ -210,15 +210,15 @@ bool serve(const LaunchEnv &env, const void *data, size_t bytes,
     }
     if (hello.worldSize != env.worldSize || hello.rank <= 0 ||
         hello.rank >= env.worldSize || joined[hello.rank]) {
-      error = "rendezvous on " + endpoint(env) + ": a peer claims rank " +
-              std::to_string(hello.rank) + " of world size " +
-              std::to_string(hello.worldSize) + ", this job has " +
-              std::to_string(env.worldSize) +
-              (hello.rank > 0 && hello.rank < env.worldSize &&
-                       joined[hello.rank]
-                   ? " and that rank already joined"
-                   : "") +
-              " (two jobs on one port?)";
+      error =
+          "rendezvous on " + endpoint(env) + ": a peer claims rank " +
+          std::to_string(hello.rank) + " of world size " +
+          std::to_string(hello.worldSize) + ", this job has " +
+          std::to_string(env.worldSize) +
+          (hello.rank > 0 && hello.rank < env.worldSize && joined[hello.rank]
+               ? " and that rank already joined"
+               : "") +
+          " (two jobs on one port?)";
       ::close(peer);
       ::close(fd);
       return false;
@@ -282,8 +282,7 @@ bool join(const LaunchEnv &env, void *data, size_t bytes,
     ::close(fd);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  error = "rendezvous: cannot reach rank 0 at " + endpoint(env) +
-          " within " +
+  error = "rendezvous: cannot reach rank 0 at " + endpoint(env) + " within " +
           std::to_string(static_cast<int>(env.rendezvousTimeout)) +
           " s (last error: " + lastError +
           "; check DTENSOR_MASTER_ADDR/DTENSOR_MASTER_PORT and that rank 0 "

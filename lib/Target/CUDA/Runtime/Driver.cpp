@@ -175,16 +175,16 @@ DeviceState *tryInitDevice(std::string &error) {
   if (ordinal < 0)
     ordinal = env.singleGpuTest ? 0 : static_cast<int>(env.localRank % count);
   if (ordinal >= count) {
-    error = "device " + std::to_string(ordinal) + " requested, the machine has " +
-            std::to_string(count);
+    error = "device " + std::to_string(ordinal) +
+            " requested, the machine has " + std::to_string(count);
     return nullptr;
   }
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
   if ((rc = d->cuDeviceGet(&dev, ordinal)) != CUDA_SUCCESS) {
-    error = "cuDeviceGet(" + std::to_string(ordinal) + ") failed: " +
-            describe(rc);
+    error =
+        "cuDeviceGet(" + std::to_string(ordinal) + ") failed: " + describe(rc);
     return nullptr;
   }
   if ((rc = d->cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS) {
@@ -195,8 +195,8 @@ DeviceState *tryInitDevice(std::string &error) {
   if ((rc = d->cuCtxSetCurrent(ctx)) != CUDA_SUCCESS ||
       (rc = d->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)) !=
           CUDA_SUCCESS) {
-    error = "creating the compute stream on device " +
-            std::to_string(ordinal) + " failed: " + describe(rc);
+    error = "creating the compute stream on device " + std::to_string(ordinal) +
+            " failed: " + describe(rc);
     return nullptr;
   }
   // Keep freed stream-ordered memory in the pool (the default threshold 0
@@ -207,8 +207,8 @@ DeviceState *tryInitDevice(std::string &error) {
   if ((rc = d->cuDeviceGetDefaultMemPool(&pool, dev)) != CUDA_SUCCESS ||
       (rc = d->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                                      &threshold)) != CUDA_SUCCESS) {
-    error = "configuring the memory pool of device " +
-            std::to_string(ordinal) + " failed: " + describe(rc);
+    error = "configuring the memory pool of device " + std::to_string(ordinal) +
+            " failed: " + describe(rc);
     return nullptr;
   }
   s.ordinal = ordinal;
@@ -270,8 +270,7 @@ void freeAsync(void *ptr, const char *op) {
   if (!ptr)
     return;
   DeviceState &s = device(op);
-  DTENSOR_CU(op, cuMemFreeAsync, reinterpret_cast<CUdeviceptr>(ptr),
-             s.compute);
+  DTENSOR_CU(op, cuMemFreeAsync, reinterpret_cast<CUdeviceptr>(ptr), s.compute);
 }
 
 } // namespace dtensor::rt::cuda

@@ -102,11 +102,11 @@ void check(CUresult result, const char *op, const char *call);
 
 /// Checks a driver call: DTENSOR_CU(op, cuStreamSynchronize, stream).
 #define DTENSOR_CU(op, fn, ...)                                                \
-  ::dtensor::rt::cuda::check(                                                  \
-      ::dtensor::rt::cuda::driver(op).fn(__VA_ARGS__), op, #fn)
+  ::dtensor::rt::cuda::check(::dtensor::rt::cuda::driver(op).fn(__VA_ARGS__),  \
+                             op, #fn)
 
 /// The device, its primary context and the compute stream of this process.
-/// Every field is set once, by initDevice().
+/// Every field is set once, by tryInitDevice().
 struct DeviceState {
   uint64_t magic = 0; // kContextMagic once set up: checks ctx arguments
   int ordinal = -1;

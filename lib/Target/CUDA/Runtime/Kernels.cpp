@@ -61,9 +61,8 @@ const KernelModule &kernels(const char *op) {
 
 unsigned gridFor(int64_t count) {
   constexpr int64_t kThreads = 256, kMaxBlocks = 4096;
-  return static_cast<unsigned>(
-      std::max<int64_t>(1, std::min(kMaxBlocks, (count + kThreads - 1) /
-                                                    kThreads)));
+  return static_cast<unsigned>(std::max<int64_t>(
+      1, std::min(kMaxBlocks, (count + kThreads - 1) / kThreads)));
 }
 
 /// Drops size-1 dimensions and merges neighbours that are contiguous in

@@ -33,8 +33,8 @@ __device__ void stridedCopy(Word *dst, const Word *src,
   }
 }
 
-template <typename T> __device__ void divideInPlace(T *data, int64_t count,
-                                                    int64_t n) {
+template <typename T>
+__device__ void divideInPlace(T *data, int64_t count, int64_t n) {
   int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < count; i += step)

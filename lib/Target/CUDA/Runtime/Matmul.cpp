@@ -50,8 +50,8 @@ constexpr int kAutotuneCandidates = 8;
 void checkLt(cublasStatus_t status, const char *op, const char *call) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return;
-  cudaFatal(op, std::string(call) + " failed: " +
-                    cublasLtGetStatusName(status) + " (" +
+  cudaFatal(op, std::string(call) +
+                    " failed: " + cublasLtGetStatusName(status) + " (" +
                     cublasLtGetStatusString(status) + ")");
 }
 
@@ -125,15 +125,15 @@ MatmulState &matmulState(const char *op) {
 }
 
 struct Operand {
-  StridedView view;     // [batch, rows, cols] (batch 1 for rank 2)
-  Orientation o;        // of the last two dimensions
-  int64_t batchStride;  // elements
+  StridedView view;    // [batch, rows, cols] (batch 1 for rank 2)
+  Orientation o;       // of the last two dimensions
+  int64_t batchStride; // elements
   const char *name;
 };
 
 /// Decodes a rank-2 or rank-3 operand into a [batch, rows, cols] view.
-StridedView decode3(int64_t rank, void *descriptor, size_t elem,
-                    const char *op, const char *what) {
+StridedView decode3(int64_t rank, void *descriptor, size_t elem, const char *op,
+                    const char *what) {
   StridedView v = decodeMemRef(rank, descriptor, elem, op, what);
   if (rank != 2 && rank != 3)
     cudaFatal(op, std::string(what) + " has rank " + std::to_string(rank) +
@@ -155,9 +155,9 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
                       : "null context (dtensor_rt_init not called?)");
   size_t elem = elemSize(elemType);
   if (aRank != bRank || aRank != cRank)
-    cudaFatal(op, "operand ranks differ (A " + std::to_string(aRank) +
-                      ", B " + std::to_string(bRank) + ", C " +
-                      std::to_string(cRank) + ")");
+    cudaFatal(op, "operand ranks differ (A " + std::to_string(aRank) + ", B " +
+                      std::to_string(bRank) + ", C " + std::to_string(cRank) +
+                      ")");
   StridedView av = decode3(aRank, a, elem, op, "A");
   StridedView bv = decode3(bRank, b, elem, op, "B");
   StridedView cv = decode3(cRank, c, elem, op, "C");
@@ -170,21 +170,19 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
                       formatShape(cv.sizes) +
                       " (expected [B,M,K] x [B,K,N] -> [B,M,N])");
   if (!cv.isContiguous())
-    cudaFatal(op, "C must be dense row-major (sizes " +
-                      formatShape(cv.sizes) + ")");
+    cudaFatal(op, "C must be dense row-major (sizes " + formatShape(cv.sizes) +
+                      ")");
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
     if (!accumulate) {
       size_t count = cv.getNumElements();
       if (elem == 4)
-        DTENSOR_CU(op, cuMemsetD32Async,
-                   reinterpret_cast<CUdeviceptr>(cv.data), 0, count,
-                   dev.compute);
+        DTENSOR_CU(op, cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(cv.data),
+                   0, count, dev.compute);
       else
-        DTENSOR_CU(op, cuMemsetD16Async,
-                   reinterpret_cast<CUdeviceptr>(cv.data), 0, count,
-                   dev.compute);
+        DTENSOR_CU(op, cuMemsetD16Async, reinterpret_cast<CUdeviceptr>(cv.data),
+                   0, count, dev.compute);
     }
     return;
   }
@@ -198,8 +196,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   void *staged[2] = {nullptr, nullptr};
   for (int i = 0; i < 2; ++i) {
     StridedView &v = *views[i];
-    if (orient(v.sizes[1], v.sizes[2], v.strides[1], v.strides[2],
-               orient2[i]))
+    if (orient(v.sizes[1], v.sizes[2], v.strides[1], v.strides[2], orient2[i]))
       continue;
     staged[i] = allocAsync(v.getNumBytes(), op, "matmul operand staging");
     StridedView dense = contiguousView(staged[i], v.sizes, elem);
@@ -217,8 +214,8 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   std::string key = std::to_string(static_cast<int>(dataType));
   for (int64_t v :
        {batch, m, n, k, int64_t(orient2[0].transposed), orient2[0].ld,
-        int64_t(orient2[1].transposed), orient2[1].ld, strideA, strideB,
-        ldc, strideC, int64_t(accumulate != 0), int64_t(tf32),
+        int64_t(orient2[1].transposed), orient2[1].ld, strideA, strideB, ldc,
+        strideC, int64_t(accumulate != 0), int64_t(tf32),
         int64_t(alignmentOf(av.data)), int64_t(alignmentOf(bv.data)),
         int64_t(alignmentOf(cv.data))})
     key += "," + std::to_string(v);
@@ -246,15 +243,14 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     // column-major [M,K] (op T).
     DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutB, dataType,
                oa.transposed ? m : k, oa.transposed ? k : m, oa.ld);
-    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutC, dataType, n, m,
-               ldc);
+    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutC, dataType, n, m, ldc);
     if (batch > 1) {
       int32_t count = static_cast<int32_t>(batch);
       struct {
         cublasLtMatrixLayout_t layout;
         int64_t stride;
-      } batched[] = {{p.layoutA, strideB}, {p.layoutB, strideA},
-                     {p.layoutC, strideC}};
+      } batched[] = {
+          {p.layoutA, strideB}, {p.layoutB, strideA}, {p.layoutC, strideC}};
       for (auto &entry : batched) {
         DTENSOR_LT(op, cublasLtMatrixLayoutSetAttribute, entry.layout,
                    CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
@@ -285,14 +281,13 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
                sizeof(alignC));
     cublasLtMatmulHeuristicResult_t results[kAutotuneCandidates] = {};
     int returned = 0;
-    DTENSOR_LT(op, cublasLtMatmulAlgoGetHeuristic, st.handle, p.desc,
-               p.layoutA, p.layoutB, p.layoutC, p.layoutC, pref,
+    DTENSOR_LT(op, cublasLtMatmulAlgoGetHeuristic, st.handle, p.desc, p.layoutA,
+               p.layoutB, p.layoutC, p.layoutC, pref,
                autotune ? kAutotuneCandidates : 1, results, &returned);
     cublasLtMatmulPreferenceDestroy(pref);
     if (returned == 0)
-      cudaFatal(op, "cuBLASLt has no algorithm for A " +
-                        formatShape(av.sizes) + ", B " +
-                        formatShape(bv.sizes) + " (" + key + ")");
+      cudaFatal(op, "cuBLASLt has no algorithm for A " + formatShape(av.sizes) +
+                        ", B " + formatShape(bv.sizes) + " (" + key + ")");
     p.algo = results[0].algo;
     if (autotune && returned > 1) {
       // Time each candidate once, into a scratch D so C stays as it is.
@@ -329,10 +324,9 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     found = st.plans.emplace(key, p).first;
   }
   const Plan &p = found->second;
-  DTENSOR_LT(op, cublasLtMatmul, st.handle, p.desc, &alpha, bv.data,
-             p.layoutA, av.data, p.layoutB, &beta, cv.data, p.layoutC,
-             cv.data, p.layoutC, &p.algo, st.workspace, kWorkspaceBytes,
-             dev.compute);
+  DTENSOR_LT(op, cublasLtMatmul, st.handle, p.desc, &alpha, bv.data, p.layoutA,
+             av.data, p.layoutB, &beta, cv.data, p.layoutC, cv.data, p.layoutC,
+             &p.algo, st.workspace, kWorkspaceBytes, dev.compute);
   for (void *stage : staged)
     freeAsync(stage, op);
 }

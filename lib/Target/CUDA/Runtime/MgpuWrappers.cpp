@@ -41,9 +41,9 @@ CUstream streamOr(void *stream, DeviceState &dev) {
 
 unsigned dim(intptr_t value, const char *what) {
   if (value < 0 || value > static_cast<intptr_t>(UINT_MAX))
-    cudaFatal("mgpuLaunchKernel",
-              std::string(what) + " " + std::to_string(value) +
-                  " is out of range");
+    cudaFatal("mgpuLaunchKernel", std::string(what) + " " +
+                                      std::to_string(value) +
+                                      " is out of range");
   return static_cast<unsigned>(value);
 }
 
@@ -67,13 +67,12 @@ void *mgpuModuleLoadJIT(void *data, int optLevel) {
   CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_ERROR_LOG_BUFFER,
                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel)),
-                    errorLog,
-                    reinterpret_cast<void *>(sizeof(errorLog) - 1)};
+                    errorLog, reinterpret_cast<void *>(sizeof(errorLog) - 1)};
   CUresult rc =
       driver(op).cuModuleLoadDataEx(&module, data, 3, options, values);
   if (rc != CUDA_SUCCESS)
-    cudaFatal(op, "cuModuleLoadDataEx (PTX JIT, -O" +
-                      std::to_string(optLevel) + ") failed: " + describe(rc) +
+    cudaFatal(op, "cuModuleLoadDataEx (PTX JIT, -O" + std::to_string(optLevel) +
+                      ") failed: " + describe(rc) +
                       (errorLog[0] ? std::string("\n") + errorLog : ""));
   return module;
 }
@@ -168,8 +167,8 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   DeviceState &dev = device(op);
   if (isHostShared) {
     CUdeviceptr ptr = 0;
-    CUresult rc = driver(op).cuMemAllocManaged(
-        &ptr, sizeBytes ? sizeBytes : 1, CU_MEM_ATTACH_GLOBAL);
+    CUresult rc = driver(op).cuMemAllocManaged(&ptr, sizeBytes ? sizeBytes : 1,
+                                               CU_MEM_ATTACH_GLOBAL);
     if (rc != CUDA_SUCCESS)
       cudaFatal(op, "cuMemAllocManaged of " + std::to_string(sizeBytes) +
                         " bytes failed: " + describe(rc));
@@ -224,8 +223,7 @@ void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
              count, streamOr(stream, dev));
 }
 
-void mgpuMemset16(void *dst, unsigned short value, size_t count,
-                  void *stream) {
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
   const char *op = "mgpuMemset16";
   DeviceState &dev = device(op);
   DTENSOR_CU(op, cuMemsetD16Async, reinterpret_cast<CUdeviceptr>(dst), value,

@@ -147,8 +147,8 @@ class NCCLBackend;
 
 class NCCLGroup : public CommGroup {
 public:
-  NCCLGroup(NCCLBackend &backend, int64_t index, int64_t size,
-            ncclComm_t comm, std::string name, const char *op);
+  NCCLGroup(NCCLBackend &backend, int64_t index, int64_t size, ncclComm_t comm,
+            std::string name, const char *op);
   ~NCCLGroup() override;
 
   ncclComm_t comm;
@@ -234,8 +234,7 @@ public:
                                          CommGroup &group,
                                          const char *op) override {
     return issue(group, op, "ncclAllGather", [&](NCCLGroup &g) {
-      return ncclAllGather(send, recv, count, ncclType(type), g.comm,
-                           g.stream);
+      return ncclAllGather(send, recv, count, ncclType(type), g.comm, g.stream);
     });
   }
   std::unique_ptr<CommRequest> reduceScatter(const void *send, void *recv,
@@ -435,9 +434,9 @@ bool NCCLBackend::start(std::string &error) {
   startWatchdog();
   uint64_t watch = beginHostWatch("ncclCommInitRankConfig", "(world)");
   ncclConfig_t config = blockingConfig("dtensor-world");
-  ncclResult_t r = ncclCommInitRankConfig(
-      &world, static_cast<int>(env.worldSize), id, static_cast<int>(env.rank),
-      &config);
+  ncclResult_t r =
+      ncclCommInitRankConfig(&world, static_cast<int>(env.worldSize), id,
+                             static_cast<int>(env.rank), &config);
   endHostWatch(watch);
   if (r != ncclSuccess) {
     error = "ncclCommInitRankConfig (world of " +
@@ -457,8 +456,8 @@ bool NCCLBackend::start(std::string &error) {
 void NCCLBackend::barrier(const char *op) {
   device(op);
   DTENSOR_CU(op, cuStreamSynchronize, dev.compute);
-  checkNccl(ncclAllReduce(barrierScratch, barrierScratch, 1, ncclInt32,
-                          ncclSum, world, worldStream),
+  checkNccl(ncclAllReduce(barrierScratch, barrierScratch, 1, ncclInt32, ncclSum,
+                          world, worldStream),
             op, "ncclAllReduce (barrier)", "(world)", world);
   auto done = std::make_shared<Event>(op);
   DTENSOR_CU(op, cuEventRecord, done->get(), worldStream);
@@ -667,6 +666,7 @@ std::unique_ptr<CommBackend> createNCCLBackend(int *, char ***) {
     std::string hostId = "dtensor-rank-" + std::to_string(env.rank);
     ::setenv("NCCL_HOSTID", hostId.c_str(), 1);
     ::setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+    ::setenv("NCCL_IB_DISABLE", "1", 0); // sockets over loopback only
   }
   DeviceState *dev = tryInitDevice(error);
   if (!dev)
