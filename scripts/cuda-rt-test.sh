@@ -23,6 +23,13 @@ if [ ! -x "$BIN" ]; then
   echo "cuda-rt-test: $BIN not found (build the dtensor-cuda-rt-test target)" >&2
   exit 2
 fi
+if missing=$(ldd "$BIN" 2>&1 | grep "not found"); then
+  echo "cuda-rt-test: $BIN cannot load its libraries:" >&2
+  echo "$missing" >&2
+  echo "(libdtensor_runtime_cuda.so belongs in $(dirname "$BIN")/../lib; NCCL and" \
+       "cuBLASLt in the loader path or LD_LIBRARY_PATH)" >&2
+  exit 2
+fi
 FAULT_TIMEOUT=${FAULT_TIMEOUT:-10}
 LOG_DIR=${LOG_DIR:-$(mktemp -d /tmp/dtensor-cuda-rt-test.XXXXXX)}
 mkdir -p "$LOG_DIR"
