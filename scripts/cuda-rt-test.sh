@@ -2,7 +2,8 @@
 # Runs dtensor-cuda-rt-test with N ranks on ONE GPU (DTENSOR_SINGLE_GPU_TEST=1:
 # every rank on device 0, NCCL over loopback), then the planted fault
 # (--fault skip-collective) and checks that the watchdog ends it with its
-# message within DTENSOR_NCCL_TIMEOUT. Last line: "N passed, N failed";
+# message within DTENSOR_NCCL_TIMEOUT, then two error paths on one rank (out
+# of memory, a wrong context argument). Last line: "N passed, N failed";
 # exit status 0 only if every check passed.
 #
 #   scripts/cuda-rt-test.sh [N]        (default 2; N >= 2)
@@ -121,6 +122,30 @@ else
   tail -20 "$log" | sed "s/^/  /"
   failed=$((failed + 1))
 fi
+
+# expect_error KIND MESSAGE: one rank with --fault KIND must exit non-zero
+# (not 3: the program's own "the fault was not caught") with MESSAGE, a
+# fixed string, in its output.
+expect_error() {
+  local kind=$1 want=$2 saved=$N
+  N=1
+  launch "$kind" 120 --fault "$kind"
+  N=$saved
+  if grep -qF "$want" "$LOG_DIR/$kind.0.log" && [ "${RCS[0]}" -ne 0 ] &&
+     [ "${RCS[0]}" -ne 3 ] && [ "${RCS[0]}" -ne 124 ]; then
+    echo "PASS fault $kind: exit ${RCS[0]} with: $want"
+    passed=$((passed + 1))
+  else
+    echo "FAIL fault $kind: expected a non-zero exit with: $want"
+    echo "  got exit status ${RCS[0]}; log:"
+    tail -10 "$LOG_DIR/$kind.0.log" | sed "s/^/  /"
+    failed=$((failed + 1))
+  fi
+}
+
+echo "== error paths (1 rank)"
+expect_error oom "dtensor runtime: rank 0: mgpuMemAlloc: cuMemAllocAsync of 1125899906842624 bytes failed:"
+expect_error bad-context "dtensor runtime: rank 0: all_reduce_f32: context argument is not dtensor_rt_context() of this process"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -727,6 +727,10 @@ void *dtensor_rt_context(void) {
 /// Fatal unless `ctx` is the context dtensor_rt_context() returns.
 #define DTENSOR_RT_CHECK_CTX() checkContext(ctx, __func__)
 static void checkContext(void *ctx, const char *entry) {
+  // Messages name the entry point as the others do: all_reduce_f32.
+  const char *prefix = "dtensor_rt_";
+  if (std::strncmp(entry, prefix, std::strlen(prefix)) == 0)
+    entry += std::strlen(prefix);
   CommBackend &backend = backendFor(entry);
   if (ctx != backend.getContext())
     fatal(entry, "context argument is not dtensor_rt_context() of this "

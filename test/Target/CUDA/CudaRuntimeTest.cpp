@@ -12,6 +12,9 @@
 //                             run; the others' watchdog must end the job
 //                             within DTENSOR_NCCL_TIMEOUT (rank 1 waits, and
 //                             exits 3 if nobody ended the job).
+//   --fault oom               a 1 PiB mgpuMemAlloc must end the job with the
+//                             size in the message.
+//   --fault bad-context       a wrong ctx argument must end the job.
 //   --help                    usage; needs no GPU.
 //
 // Links nothing but libdtensor_runtime_cuda (no CUDA libraries).
@@ -637,38 +640,47 @@ void testMgpu() {
 }
 
 void usage(FILE *out) {
-  std::fprintf(
-      out, "usage: dtensor-cuda-rt-test [--fault skip-collective]\n"
-           "\n"
-           "Tests libdtensor_runtime_cuda on the GPU: collectives (f32,\n"
-           "bf16), matmuls, mgpu* wrappers. Run one process per rank with\n"
-           "the launcher variables set, e.g. scripts/cuda-rt-test.sh N\n"
-           "(N ranks on one GPU: DTENSOR_RANK, DTENSOR_WORLD_SIZE,\n"
-           "DTENSOR_LOCAL_RANK, DTENSOR_MASTER_ADDR/PORT,\n"
-           "DTENSOR_SINGLE_GPU_TEST=1). Prints 'rank R: N passed, N\n"
-           "failed'; exits 0 if all passed, 1 if a check failed, 2 if the\n"
-           "runtime cannot start (no CUDA device, bootstrap failure).\n"
-           "\n"
-           "  --fault skip-collective  rank 1 skips an all_reduce; the\n"
-           "                           other ranks' watchdog must end the\n"
-           "                           job within DTENSOR_NCCL_TIMEOUT s.\n");
+  std::fputs(
+      "usage: dtensor-cuda-rt-test [--fault skip-collective|oom|bad-context]\n"
+      "\n"
+      "Tests libdtensor_runtime_cuda on the GPU: collectives (f32, bf16),\n"
+      "matmuls, mgpu* wrappers. Run one process per rank with the launcher\n"
+      "variables set, e.g. scripts/cuda-rt-test.sh N (N ranks on one GPU:\n"
+      "DTENSOR_RANK, DTENSOR_WORLD_SIZE, DTENSOR_LOCAL_RANK,\n"
+      "DTENSOR_MASTER_ADDR/PORT, DTENSOR_SINGLE_GPU_TEST=1). Prints\n"
+      "'rank R: N passed, N failed'; exits 0 if all passed, 1 if a check\n"
+      "failed, 2 if the runtime cannot start (no CUDA device, bootstrap\n"
+      "failure).\n"
+      "\n"
+      "  --fault skip-collective  rank 1 skips an all_reduce; the other\n"
+      "                           ranks' watchdog must end the job within\n"
+      "                           DTENSOR_NCCL_TIMEOUT s.\n"
+      "  --fault oom              allocate 1 PiB: must end the job with a\n"
+      "                           message naming the size.\n"
+      "  --fault bad-context      pass a wrong ctx to all_reduce: must end\n"
+      "                           the job with a message.\n",
+      out);
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   bool skipCollective = false;
+  std::string fault;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       usage(stdout);
       return 0;
     }
-    if (arg == "--fault" && i + 1 < argc &&
-        std::string(argv[i + 1]) == "skip-collective") {
-      skipCollective = true;
-      ++i;
-      continue;
+    if (arg == "--fault" && i + 1 < argc) {
+      std::string kind = argv[i + 1];
+      if (kind == "skip-collective" || kind == "oom" || kind == "bad-context") {
+        fault = kind;
+        skipCollective = kind == "skip-collective";
+        ++i;
+        continue;
+      }
     }
     std::fprintf(stderr, "dtensor-cuda-rt-test: unknown argument '%s'\n",
                  arg.c_str());
@@ -695,6 +707,24 @@ int main(int argc, char **argv) {
   if (twoD && dtensor_rt_register_mesh(kMesh2D, 2, shape2, nullptr) != 0)
     return 2;
 
+  if (fault == "oom") {
+    // Must end the job naming the wrapper, the call and the size.
+    mgpuMemAlloc(uint64_t(1) << 50, stream, false);
+    std::fprintf(stderr, "dtensor-cuda-rt-test: a 1 PiB allocation "
+                         "succeeded\n");
+    return 3;
+  }
+  if (fault == "bad-context") {
+    // Must end the job: the ctx argument is checked.
+    DeviceBuffer buf(16 * 4);
+    MemRef ref(buf.ptr, 0, {16});
+    int64_t notContext = 0;
+    dtensor_rt_all_reduce_f32(&notContext, 1, ref.desc(), 1, ref.desc(), kMesh,
+                              kAllAxes, 0);
+    std::fprintf(stderr, "dtensor-cuda-rt-test: a wrong context was "
+                         "accepted\n");
+    return 3;
+  }
   if (skipCollective) {
     // Every rank creates the group with a first all_reduce (group creation
     // is itself collective); then rank 1 skips the second one.
