@@ -331,11 +331,21 @@ private:
   std::unique_ptr<CommRequest> issue(CommGroup &group, const char *op,
                                      const char *call, Enqueue enqueue) {
     auto &g = static_cast<NCCLGroup &>(group);
-    DTENSOR_CU(op, cuEventRecord, g.ready, dev.compute);
-    DTENSOR_CU(op, cuStreamWaitEvent, g.stream, g.ready, 0);
+    const DriverTable &d = driver(op);
+    // Driver failures here name the group too.
+    auto checkOn = [&](CUresult result, const char *what) {
+      if (result != CUDA_SUCCESS)
+        fatal(op, std::string(what) + " on group " + g.name +
+                      " failed: " + describe(result));
+    };
+    checkOn(d.cuEventRecord(g.ready, dev.compute),
+            "cuEventRecord (compute stream)");
+    checkOn(d.cuStreamWaitEvent(g.stream, g.ready, 0),
+            "cuStreamWaitEvent (comm stream)");
     checkNccl(enqueue(g), op, call, g.name, g.comm);
     auto done = std::make_shared<Event>(op);
-    DTENSOR_CU(op, cuEventRecord, done->get(), g.stream);
+    checkOn(d.cuEventRecord(done->get(), g.stream),
+            "cuEventRecord (comm stream)");
     addWatch(op, g.name, done);
     return std::make_unique<NCCLRequest>(std::move(done), dev.compute, op);
   }
@@ -501,7 +511,9 @@ void NCCLBackend::watchdogLoop() {
   const DriverTable *d = loadDriver(error);
   if (!d)
     return;
-  d->cuCtxSetCurrent(dev.context);
+  CUresult rc = d->cuCtxSetCurrent(dev.context);
+  if (rc != CUDA_SUCCESS)
+    watchdogFail("watchdog: cuCtxSetCurrent failed: " + describe(rc));
   std::unique_lock<std::mutex> lock(mutex);
   while (!stopping) {
     wakeup.wait_for(lock, std::chrono::milliseconds(50));
