@@ -214,9 +214,11 @@ public:
   }
   void releaseStage(void *ptr) override { freeAsync(ptr, "stage"); }
   void copy(const StridedView &dst, const StridedView &src) override {
+    device("stage");
     copyOnDevice(dst, src, dev.compute, "stage");
   }
   void divide(void *data, size_t count, ElemType type, int64_t n) override {
+    device("avg");
     divideOnDevice(data, count, type, n, dev.compute, "avg");
   }
 
@@ -331,6 +333,7 @@ private:
   std::unique_ptr<CommRequest> issue(CommGroup &group, const char *op,
                                      const char *call, Enqueue enqueue) {
     auto &g = static_cast<NCCLGroup &>(group);
+    device(op); // the context, current on this thread
     const DriverTable &d = driver(op);
     // Driver failures here name the group too.
     auto checkOn = [&](CUresult result, const char *what) {
