@@ -66,9 +66,11 @@ void report(bool ok, const std::string &name, const std::string &detail) {
 // Element types on the host
 //===----------------------------------------------------------------------===//
 
-enum class Type { F32, BF16 };
+enum class Type { F32, BF16, F16 };
 
-const char *typeName(Type t) { return t == Type::F32 ? "f32" : "bf16"; }
+const char *typeName(Type t) {
+  return t == Type::F32 ? "f32" : t == Type::BF16 ? "bf16" : "f16";
+}
 size_t typeSize(Type t) { return t == Type::F32 ? 4 : 2; }
 
 uint16_t toBF16(float value) {
@@ -85,13 +87,51 @@ float fromBF16(uint16_t bits) {
   return value;
 }
 
+/// IEEE half, round to nearest even (no infinities or NaNs in these tests).
+uint16_t toF16(float value) {
+  uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  double magnitude = std::fabs(static_cast<double>(value));
+  if (magnitude < std::ldexp(1.0, -14)) // subnormal: units of 2^-24
+    return sign |
+           static_cast<uint16_t>(std::nearbyint(std::ldexp(magnitude, 24)));
+  int exp = 0;
+  double frac = std::frexp(magnitude, &exp); // magnitude = frac * 2^exp
+  // 11 significant bits: mantissa in [1024, 2048).
+  double mant = std::nearbyint(std::ldexp(frac, 11));
+  if (mant == 2048) {
+    mant = 1024;
+    ++exp;
+  }
+  int biased = exp - 1 + 15;
+  return sign | static_cast<uint16_t>(biased << 10) |
+         static_cast<uint16_t>(static_cast<int>(mant) - 1024);
+}
+
+float fromF16(uint16_t bits) {
+  double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  int exp = (bits >> 10) & 0x1f;
+  int mant = bits & 0x3ff;
+  if (exp == 0)
+    return static_cast<float>(sign * std::ldexp(mant, -24));
+  return static_cast<float>(sign * std::ldexp(mant + 1024, exp - 25));
+}
+
+/// The value as the element type holds it.
+float roundTo(Type t, float value) {
+  if (t == Type::BF16)
+    return fromBF16(toBF16(value));
+  if (t == Type::F16)
+    return fromF16(toF16(value));
+  return value;
+}
+
 std::vector<char> encode(Type t, const std::vector<float> &values) {
   std::vector<char> bytes(values.size() * typeSize(t));
   for (size_t i = 0; i < values.size(); ++i) {
     if (t == Type::F32) {
       std::memcpy(bytes.data() + 4 * i, &values[i], 4);
     } else {
-      uint16_t h = toBF16(values[i]);
+      uint16_t h = t == Type::BF16 ? toBF16(values[i]) : toF16(values[i]);
       std::memcpy(bytes.data() + 2 * i, &h, 2);
     }
   }
@@ -106,7 +146,7 @@ std::vector<float> decode(Type t, const std::vector<char> &bytes) {
     } else {
       uint16_t h;
       std::memcpy(&h, bytes.data() + 2 * i, 2);
-      values[i] = fromBF16(h);
+      values[i] = t == Type::BF16 ? fromBF16(h) : fromF16(h);
     }
   }
   return values;
@@ -234,12 +274,15 @@ struct Api {
 const Api &api(Type t) {
   static const Api f32 = DTENSOR_TEST_API(f32);
   static const Api bf16 = DTENSOR_TEST_API(bf16);
-  return t == Type::F32 ? f32 : bf16;
+  static const Api f16 = DTENSOR_TEST_API(f16);
+  return t == Type::F32 ? f32 : t == Type::BF16 ? bf16 : f16;
 }
 
 double tolerance(Type t, bool rounding) {
   if (t == Type::BF16)
     return 1e-2;
+  if (t == Type::F16)
+    return 2e-3;
   return rounding ? 1e-6 : 0.0;
 }
 
@@ -469,7 +512,9 @@ using MatmulFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
 void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
                 int64_t n, bool transA, bool transB, bool strided,
                 bool accumulate) {
-  MatmulFn fn = t == Type::F32 ? dtensor_rt_matmul_f32 : dtensor_rt_matmul_bf16;
+  MatmulFn fn = t == Type::F32    ? dtensor_rt_matmul_f32
+                : t == Type::BF16 ? dtensor_rt_matmul_bf16
+                                  : dtensor_rt_matmul_f16;
   int64_t b = std::max<int64_t>(batch, 1);
   int64_t spread = strided ? 2 : 1;
   // Host values in [-1, 1), rounded to the element type.
@@ -479,8 +524,7 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
     for (float &x : v) {
       s = s * 1664525u + 1013904223u;
       x = static_cast<float>(s >> 8) / 8388608.0f - 1.0f;
-      if (t == Type::BF16)
-        x = fromBF16(toBF16(x));
+      x = roundTo(t, x);
     }
     return v;
   };
@@ -540,6 +584,8 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
         maxRef = std::max(maxRef, std::fabs(acc));
       }
   double rel = maxErr / std::max(maxRef, 1e-30);
+  // f32 without TF32; bf16 and f16 round the output (8 and 11 significant
+  // bits) after an f32 accumulation.
   double limit = t == Type::F32 ? 1e-5 : 1e-2;
   char detail[128];
   std::snprintf(detail, sizeof(detail), "relative error %.3g, limit %.0e", rel,
@@ -643,9 +689,10 @@ void usage(FILE *out) {
   std::fputs(
       "usage: dtensor-cuda-rt-test [--fault skip-collective|oom|bad-context]\n"
       "\n"
-      "Tests libdtensor_runtime_cuda on the GPU: collectives (f32, bf16),\n"
-      "matmuls, mgpu* wrappers. Run one process per rank with the launcher\n"
-      "variables set, e.g. scripts/cuda-rt-test.sh N (N ranks on one GPU:\n"
+      "Tests libdtensor_runtime_cuda on the GPU: collectives and matmuls\n"
+      "(f32, bf16, f16), mgpu* wrappers. Run one process per rank with the\n"
+      "launcher variables set, e.g. scripts/cuda-rt-test.sh N (N ranks on one "
+      "GPU:\n"
       "DTENSOR_RANK, DTENSOR_WORLD_SIZE, DTENSOR_LOCAL_RANK,\n"
       "DTENSOR_MASTER_ADDR/PORT, DTENSOR_SINGLE_GPU_TEST=1). Prints\n"
       "'rank R: N passed, N failed'; exits 0 if all passed, 1 if a check\n"
@@ -754,7 +801,7 @@ int main(int argc, char **argv) {
     return 3;
   }
 
-  for (Type t : {Type::F32, Type::BF16}) {
+  for (Type t : {Type::F32, Type::BF16, Type::F16}) {
     testAllReduce(t);
     testAllGather(t);
     testReduceScatter(t);
@@ -764,7 +811,7 @@ int main(int argc, char **argv) {
   }
   if (twoD)
     testMeshAxes();
-  for (Type t : {Type::F32, Type::BF16})
+  for (Type t : {Type::F32, Type::BF16, Type::F16})
     testMatmuls(t);
   testMgpu();
 
