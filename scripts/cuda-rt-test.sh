@@ -14,6 +14,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+if [ "${BASH_VERSINFO[0]}" -lt 5 ] ||
+   { [ "${BASH_VERSINFO[0]}" -eq 5 ] && [ "${BASH_VERSINFO[1]}" -lt 1 ]; }; then
+  echo "cuda-rt-test: needs bash >= 5.1 (wait -n -p), this is $BASH_VERSION" >&2
+  exit 2
+fi
+
 N=${1:-2}
 if ! [[ "$N" =~ ^[0-9]+$ ]] || [ "$N" -lt 2 ]; then
   echo "usage: scripts/cuda-rt-test.sh N   (N >= 2 ranks)" >&2
