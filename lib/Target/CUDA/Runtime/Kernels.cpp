@@ -4,6 +4,7 @@
 
 #include "Driver.h"
 #include "KernelArgs.h"
+#include "Layouts.h"
 
 #include <algorithm>
 #include <mutex>
@@ -65,57 +66,6 @@ unsigned gridFor(int64_t count) {
       1, std::min(kMaxBlocks, (count + kThreads - 1) / kThreads)));
 }
 
-/// Drops size-1 dimensions and merges neighbours that are contiguous in
-/// both views.
-void simplify(std::vector<int64_t> &sizes, std::vector<int64_t> &dst,
-              std::vector<int64_t> &src) {
-  std::vector<int64_t> s, d, r;
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    if (sizes[k] == 1)
-      continue;
-    if (!s.empty() && d.back() == dst[k] * sizes[k] &&
-        r.back() == src[k] * sizes[k]) {
-      s.back() *= sizes[k];
-      d.back() = dst[k];
-      r.back() = src[k];
-      continue;
-    }
-    s.push_back(sizes[k]);
-    d.push_back(dst[k]);
-    r.push_back(src[k]);
-  }
-  sizes = std::move(s);
-  dst = std::move(d);
-  src = std::move(r);
-}
-
-void launchCopy(CUfunction fn, char *dst, const char *src, size_t elem,
-                const std::vector<int64_t> &sizes,
-                const std::vector<int64_t> &dstStrides,
-                const std::vector<int64_t> &srcStrides, size_t first,
-                CUstream stream, const char *op) {
-  size_t rank = sizes.size() - first;
-  if (rank > DTENSOR_COPY_MAX_RANK) {
-    for (int64_t i = 0; i < sizes[first]; ++i)
-      launchCopy(fn, dst + i * dstStrides[first] * elem,
-                 src + i * srcStrides[first] * elem, elem, sizes, dstStrides,
-                 srcStrides, first + 1, stream, op);
-    return;
-  }
-  DTensorCopyArgs args{};
-  args.count = 1;
-  args.rank = static_cast<int32_t>(rank);
-  for (size_t k = 0; k < rank; ++k) {
-    args.sizes[k] = sizes[first + k];
-    args.dstStrides[k] = dstStrides[first + k];
-    args.srcStrides[k] = srcStrides[first + k];
-    args.count *= args.sizes[k];
-  }
-  void *params[] = {&dst, &src, &args};
-  DTENSOR_CU(op, cuLaunchKernel, fn, gridFor(args.count), 1, 1, 256, 1, 1, 0,
-             stream, params, nullptr);
-}
-
 } // namespace
 
 void copyOnDevice(const StridedView &dst, const StridedView &src,
@@ -143,11 +93,16 @@ void copyOnDevice(const StridedView &dst, const StridedView &src,
     cudaFatal(op, "no device copy for " + std::to_string(dst.elemSize) +
                       "-byte elements");
   }
-  std::vector<int64_t> sizes = dst.sizes, dstStrides = dst.strides,
-                       srcStrides = src.strides;
-  simplify(sizes, dstStrides, srcStrides);
-  launchCopy(kernels(op).copy[slot], dst.data, src.data, dst.elemSize, sizes,
-             dstStrides, srcStrides, 0, stream, op);
+  CUfunction fn = kernels(op).copy[slot];
+  size_t elem = dst.elemSize;
+  for (CopyLaunch &launch :
+       planStridedCopy(dst.sizes, dst.strides, src.strides)) {
+    char *d = dst.data + launch.dstOffset * static_cast<ptrdiff_t>(elem);
+    const char *s = src.data + launch.srcOffset * static_cast<ptrdiff_t>(elem);
+    void *params[] = {&d, &s, &launch.args};
+    DTENSOR_CU(op, cuLaunchKernel, fn, gridFor(launch.args.count), 1, 1, 256, 1,
+               1, 0, stream, params, nullptr);
+  }
 }
 
 void divideOnDevice(void *data, size_t count, ElemType type, int64_t n,

@@ -27,6 +27,7 @@
 #include "CommBackend.h"
 #include "Driver.h"
 #include "Kernels.h"
+#include "Layouts.h"
 #include "MemRef.h"
 
 #pragma GCC visibility push(default)
@@ -60,30 +61,6 @@ void checkLt(cublasStatus_t status, const char *op, const char *call) {
 bool envFlag(const char *name) {
   const char *value = std::getenv(name);
   return value && std::string(value) == "1";
-}
-
-/// How one operand, a row-major-indexed [rows, cols] matrix with strides
-/// (rowStride, colStride), lies in memory: row-major with leading dimension
-/// `ld`, or (transposed) column-major with leading dimension `ld`.
-struct Orientation {
-  bool transposed = false;
-  int64_t ld = 0;
-};
-
-bool orient(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride,
-            Orientation &o) {
-  int64_t r = std::max<int64_t>(rows, 1), c = std::max<int64_t>(cols, 1);
-  if ((cols == 1 || colStride == 1) && (rows == 1 || rowStride >= c)) {
-    o.transposed = false;
-    o.ld = rows == 1 ? c : rowStride;
-    return true;
-  }
-  if ((rows == 1 || rowStride == 1) && (cols == 1 || colStride >= r)) {
-    o.transposed = true;
-    o.ld = cols == 1 ? r : colStride;
-    return true;
-  }
-  return false;
 }
 
 /// The largest power of two up to 256 dividing `p`.
@@ -123,13 +100,6 @@ MatmulState &matmulState(const char *op) {
   }
   return state;
 }
-
-struct Operand {
-  StridedView view;    // [batch, rows, cols] (batch 1 for rank 2)
-  Orientation o;       // of the last two dimensions
-  int64_t batchStride; // elements
-  const char *name;
-};
 
 /// Decodes a rank-2 or rank-3 operand into a [batch, rows, cols] view.
 StridedView decode3(int64_t rank, void *descriptor, size_t elem, const char *op,
@@ -196,17 +166,18 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   void *staged[2] = {nullptr, nullptr};
   for (int i = 0; i < 2; ++i) {
     StridedView &v = *views[i];
-    if (orient(v.sizes[1], v.sizes[2], v.strides[1], v.strides[2], orient2[i]))
+    if (orientMatrix(v.sizes[1], v.sizes[2], v.strides[1], v.strides[2],
+                     orient2[i]))
       continue;
     staged[i] = allocAsync(v.getNumBytes(), op, "matmul operand staging");
     StridedView dense = contiguousView(staged[i], v.sizes, elem);
     copyOnDevice(dense, v, dev.compute, op);
     v = dense;
-    orient(v.sizes[1], v.sizes[2], v.strides[1], v.strides[2], orient2[i]);
+    orientMatrix(v.sizes[1], v.sizes[2], v.strides[1], v.strides[2],
+                 orient2[i]);
   }
   int64_t strideA = batch > 1 ? av.strides[0] : 0;
   int64_t strideB = batch > 1 ? bv.strides[0] : 0;
-  int64_t ldc = n, strideC = m * n;
   bool tf32 = elemType == ElemType::F32 && envFlag("DTENSOR_MATMUL_TF32");
   bool autotune = envFlag("DTENSOR_MATMUL_AUTOTUNE");
 
@@ -214,10 +185,9 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   std::string key = std::to_string(static_cast<int>(dataType));
   for (int64_t v :
        {batch, m, n, k, int64_t(orient2[0].transposed), orient2[0].ld,
-        int64_t(orient2[1].transposed), orient2[1].ld, strideA, strideB, ldc,
-        strideC, int64_t(accumulate != 0), int64_t(tf32),
-        int64_t(alignmentOf(av.data)), int64_t(alignmentOf(bv.data)),
-        int64_t(alignmentOf(cv.data))})
+        int64_t(orient2[1].transposed), orient2[1].ld, strideA, strideB,
+        int64_t(accumulate != 0), int64_t(tf32), int64_t(alignmentOf(av.data)),
+        int64_t(alignmentOf(bv.data)), int64_t(alignmentOf(cv.data))})
     key += "," + std::to_string(v);
 
   auto found = st.plans.find(key);
@@ -227,30 +197,29 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     cublasComputeType_t compute =
         tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     DTENSOR_LT(op, cublasLtMatmulDescCreate, &p.desc, compute, CUDA_R_32F);
-    // cuBLASLt's A is our B, its B our A (C^T = B^T A^T).
-    cublasOperation_t opA = orient2[1].transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasOperation_t opB = orient2[0].transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    // cuBLASLt's A is our B, its B our A (C^T = B^T A^T); Layouts.h.
+    GemmPlan g =
+        planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB);
+    cublasOperation_t opA = g.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opB = g.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
     DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
                CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
     DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
                CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
-    // Our B [K,N]: row-major = column-major [N,K] (op N); transposed =
-    // column-major [K,N] (op T).
-    const Orientation &ob = orient2[1], &oa = orient2[0];
-    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutA, dataType,
-               ob.transposed ? k : n, ob.transposed ? n : k, ob.ld);
-    // Our A [M,K]: row-major = column-major [K,M] (op N); transposed =
-    // column-major [M,K] (op T).
-    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutB, dataType,
-               oa.transposed ? m : k, oa.transposed ? k : m, oa.ld);
-    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutC, dataType, n, m, ldc);
-    if (batch > 1) {
-      int32_t count = static_cast<int32_t>(batch);
+    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutA, dataType, g.a.rows,
+               g.a.cols, g.a.ld);
+    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutB, dataType, g.b.rows,
+               g.b.cols, g.b.ld);
+    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutC, dataType, g.m, g.n,
+               g.ldc);
+    if (g.batch > 1) {
+      int32_t count = static_cast<int32_t>(g.batch);
       struct {
         cublasLtMatrixLayout_t layout;
         int64_t stride;
-      } batched[] = {
-          {p.layoutA, strideB}, {p.layoutB, strideA}, {p.layoutC, strideC}};
+      } batched[] = {{p.layoutA, g.a.batchStride},
+                     {p.layoutB, g.b.batchStride},
+                     {p.layoutC, g.batchStrideC}};
       for (auto &entry : batched) {
         DTENSOR_LT(op, cublasLtMatrixLayoutSetAttribute, entry.layout,
                    CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
