@@ -29,7 +29,8 @@
 // Faults. Every driver and NCCL call is checked; messages name the rank,
 // the entry point, the group and the call. A watchdog thread polls every
 // 50 ms: the `done` events of collectives in flight (cuEventQuery), the
-// host-side NCCL calls in progress (init, split, destroy), and
+// host-side NCCL calls in progress (init, split, destroy, and the enqueue
+// of a collective, which may block while NCCL connects to the peers), and
 // ncclCommGetAsyncError of every communicator. When something exceeds
 // DTENSOR_NCCL_TIMEOUT seconds (default 300), or NCCL reports an
 // asynchronous error, it prints
@@ -310,6 +311,15 @@ public:
   uint64_t beginHostWatch(const std::string &op, const std::string &group) {
     return addWatch(op, group, nullptr);
   }
+  /// Turns host watch `id` into a watch of `done` (same start time).
+  void attachEvent(uint64_t id, std::shared_ptr<Event> done) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (Watch &w : watches)
+      if (w.id == id) {
+        w.done = std::move(done);
+        return;
+      }
+  }
   void endHostWatch(uint64_t id) {
     std::lock_guard<std::mutex> lock(mutex);
     for (auto it = watches.begin(); it != watches.end(); ++it)
@@ -345,11 +355,14 @@ private:
             "cuEventRecord (compute stream)");
     checkOn(d.cuStreamWaitEvent(g.stream, g.ready, 0),
             "cuStreamWaitEvent (comm stream)");
+    // Timed from here: the enqueue itself may block on the host (NCCL sets
+    // up connections lazily, with the peers, at their first use).
+    uint64_t watch = beginHostWatch(op, g.name);
     checkNccl(enqueue(g), op, call, g.name, g.comm);
     auto done = std::make_shared<Event>(op);
     checkOn(d.cuEventRecord(done->get(), g.stream),
             "cuEventRecord (comm stream)");
-    addWatch(op, g.name, done);
+    attachEvent(watch, done);
     return std::make_unique<NCCLRequest>(std::move(done), dev.compute, op);
   }
 
@@ -469,12 +482,13 @@ bool NCCLBackend::start(std::string &error) {
 void NCCLBackend::barrier(const char *op) {
   device(op);
   DTENSOR_CU(op, cuStreamSynchronize, dev.compute);
+  uint64_t watch = beginHostWatch(op, "(world)");
   checkNccl(ncclAllReduce(barrierScratch, barrierScratch, 1, ncclInt32, ncclSum,
                           world, worldStream),
             op, "ncclAllReduce (barrier)", "(world)", world);
   auto done = std::make_shared<Event>(op);
   DTENSOR_CU(op, cuEventRecord, done->get(), worldStream);
-  addWatch(op, "(world)", done);
+  attachEvent(watch, done);
   DTENSOR_CU(op, cuEventSynchronize, done->get());
 }
 
