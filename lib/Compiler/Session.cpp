@@ -194,16 +194,10 @@ std::string Session::print(Operation *op) {
   return text;
 }
 
-static std::optional<ElementType> toElementType(Type type) {
-  if (type.isF32())
-    return ElementType::F32;
-  if (type.isF64())
-    return ElementType::F64;
-  if (type.isInteger(32))
-    return ElementType::I32;
-  if (type.isInteger(64))
-    return ElementType::I64;
-  return std::nullopt;
+std::optional<ElementType> mlir::dtensor::toElementType(Type type) {
+  std::string spelled;
+  llvm::raw_string_ostream(spelled) << type;
+  return parseElementType(spelled);
 }
 
 FailureOr<std::unique_ptr<Executable>> Session::compile(ModuleOp module) {

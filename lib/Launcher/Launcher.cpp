@@ -251,18 +251,6 @@ HostTensor localInput(const HostTensor &global, const TensorSpec &spec,
 // Driver
 //===----------------------------------------------------------------------===//
 
-std::optional<ElementType> elementTypeOf(Type type) {
-  if (type.isF32())
-    return ElementType::F32;
-  if (type.isF64())
-    return ElementType::F64;
-  if (type.isInteger(32))
-    return ElementType::I32;
-  if (type.isInteger(64))
-    return ElementType::I64;
-  return std::nullopt;
-}
-
 std::string describe(const TensorSpec &spec, const MeshSpec &mesh) {
   std::string text = "tensor<";
   for (int64_t s : spec.shape)
@@ -326,7 +314,7 @@ std::optional<TensorSpec> specFromAttrs(DictionaryAttr attrs,
     return std::nullopt;
   auto type = cast<RankedTensorType>(global.getValue());
   TensorSpec spec;
-  std::optional<ElementType> element = elementTypeOf(type.getElementType());
+  std::optional<ElementType> element = toElementType(type.getElementType());
   if (!element)
     return std::nullopt;
   spec.type = *element;
@@ -431,7 +419,7 @@ int Driver::run() {
   for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     std::optional<ElementType> element =
-        tensor ? elementTypeOf(tensor.getElementType()) : std::nullopt;
+        tensor ? toElementType(tensor.getElementType()) : std::nullopt;
     if (!tensor || !tensor.hasStaticShape() || !element)
       return error("argument #" + llvm::Twine(i) + " of @" + entryName +
                    " is not a static f32/f64/i32/i64 tensor");
@@ -455,7 +443,7 @@ int Driver::run() {
       continue;
     }
     HostTensor input(*element, tensor.getShape());
-    if (*element == ElementType::F32 || *element == ElementType::F64) {
+    if (*element != ElementType::I32 && *element != ElementType::I64) {
       std::uniform_real_distribution<double> dist(-1.0, 1.0);
       for (int64_t k = 0, n = input.getNumElements(); k < n; ++k)
         input.set(k, dist(rng));
@@ -718,7 +706,7 @@ int mlir::dtensor::launchAndCheck(const LaunchOptions &options,
 //===----------------------------------------------------------------------===//
 
 int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
-  if (dtensor_rt_init(argc, argv) != 0)
+  if (dtensor_rt_init(nullptr, argc, argv) != 0)
     return 2;
   int64_t rank = dtensor_rt_world_rank();
   auto fail = [&](const llvm::Twine &message) {
@@ -768,7 +756,9 @@ int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
     std::optional<SmallVector<int64_t>> coords = mesh.coordsOf(rank);
     if (!coords)
       return fail("not a member of mesh @" + mesh.name);
-    locals.push_back(localInput(*global, spec, mesh, *coords));
+    // Written by the launcher in the argument's type, bf16 as f32.
+    locals.push_back(
+        localInput(castHostTensor(*global, spec.type), spec, mesh, *coords));
   }
   SmallVector<const HostTensor *> args;
   for (const HostTensor &local : locals)

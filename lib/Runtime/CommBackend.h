@@ -58,9 +58,11 @@
 
 namespace dtensor::rt {
 
-/// Element types of the ABI (the _f32, _f64, _i32, _i64, _bf16, _f16
-/// suffixes).
-enum class ElemType { F32, F64, I32, I64, BF16, F16 };
+/// Element types of the ABI (ElementTypes.def; NAME is the ABI suffix).
+enum class ElemType {
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES) ENUM,
+#include "dtensor/Runtime/ElementTypes.def"
+};
 
 size_t elemSize(ElemType type);
 const char *elemTypeName(ElemType type);

@@ -585,7 +585,6 @@ using namespace dtensor::rt;
 // Host side
 //===----------------------------------------------------------------------===//
 
-#ifdef DTENSOR_RT_CONTEXT_ABI
 int dtensor_rt_init(const char *backend, int *argc, char ***argv) {
   State &s = state();
   if (s.backend)
@@ -597,13 +596,6 @@ int dtensor_rt_init(const char *backend, int *argc, char ***argv) {
   if (name.empty())
     name = defaultBackendName();
   s.backend = createBackend(name, argc, argv);
-#else
-int dtensor_rt_init(int *argc, char ***argv) {
-  State &s = state();
-  if (s.backend)
-    return 0;
-  s.backend = createBackend(defaultBackendName(), argc, argv);
-#endif
   if (!s.backend)
     return 1;
   if (const char *fault = std::getenv("DTENSOR_RT_FAULT")) {
@@ -718,7 +710,6 @@ int64_t dtensor_rt_coord(int64_t mesh, int64_t axesMask) {
   return groupSpec(m, mesh, axesMask).index;
 }
 
-#ifdef DTENSOR_RT_CONTEXT_ABI
 void *dtensor_rt_context(void) {
   State &s = state();
   return s.backend ? s.backend->getContext() : nullptr;
@@ -736,9 +727,6 @@ static void checkContext(void *ctx, const char *entry) {
     fatal(entry, "context argument is not dtensor_rt_context() of this "
                  "process");
 }
-#else
-#define DTENSOR_RT_CHECK_CTX() (void)0
-#endif
 
 void dtensor_rt_wait(DTENSOR_RT_CTX_PARAM int64_t handle) {
   const char *op = "wait";
@@ -842,11 +830,6 @@ void dtensor_rt_wait(DTENSOR_RT_CTX_PARAM int64_t handle) {
         root);                                                                 \
   }
 
-DTENSOR_RT_DEFINE_COLLECTIVES(f32, ElemType::F32)
-DTENSOR_RT_DEFINE_COLLECTIVES(f64, ElemType::F64)
-DTENSOR_RT_DEFINE_COLLECTIVES(i32, ElemType::I32)
-DTENSOR_RT_DEFINE_COLLECTIVES(i64, ElemType::I64)
-#ifdef DTENSOR_RT_CONTEXT_ABI
-DTENSOR_RT_DEFINE_COLLECTIVES(bf16, ElemType::BF16)
-DTENSOR_RT_DEFINE_COLLECTIVES(f16, ElemType::F16)
-#endif
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
+  DTENSOR_RT_DEFINE_COLLECTIVES(NAME, ElemType::ENUM)
+#include "dtensor/Runtime/ElementTypes.def"

@@ -2,6 +2,8 @@
 
 #include "dtensor/Support/HostTensor.h"
 
+#include "dtensor/Support/Float16.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -13,12 +15,37 @@ using llvm::Error;
 using llvm::Expected;
 
 int64_t mlir::dtensor::getByteWidth(ElementType type) {
-  return type == ElementType::F32 || type == ElementType::I32 ? 4 : 8;
+  switch (type) {
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
+  case ElementType::ENUM:                                                      \
+    return BYTES;
+#include "dtensor/Runtime/ElementTypes.def"
+  }
+  return 0;
+}
+
+llvm::StringRef mlir::dtensor::getElementTypeName(ElementType type) {
+  switch (type) {
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
+  case ElementType::ENUM:                                                      \
+    return #NAME;
+#include "dtensor/Runtime/ElementTypes.def"
+  }
+  return "";
+}
+
+std::optional<ElementType> mlir::dtensor::parseElementType(llvm::StringRef name) {
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
+  if (name == #NAME)                                                           \
+    return ElementType::ENUM;
+#include "dtensor/Runtime/ElementTypes.def"
+  return std::nullopt;
 }
 
 llvm::StringRef mlir::dtensor::getNpyDescr(ElementType type) {
   switch (type) {
   case ElementType::F32:
+  case ElementType::BF16:
     return "<f4";
   case ElementType::F64:
     return "<f8";
@@ -26,20 +53,8 @@ llvm::StringRef mlir::dtensor::getNpyDescr(ElementType type) {
     return "<i4";
   case ElementType::I64:
     return "<i8";
-  }
-  return "";
-}
-
-llvm::StringRef mlir::dtensor::getElementTypeName(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return "f32";
-  case ElementType::F64:
-    return "f64";
-  case ElementType::I32:
-    return "i32";
-  case ElementType::I64:
-    return "i64";
+  case ElementType::F16:
+    return "<f2";
   }
   return "";
 }
@@ -56,29 +71,31 @@ int64_t HostTensor::getNumElements() const {
   return n;
 }
 
+template <typename T> static T load(const char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T> static void store(char *p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
 double HostTensor::get(int64_t i) const {
   const char *p = data.data() + i * getByteWidth(type);
   switch (type) {
-  case ElementType::F32: {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case ElementType::F64: {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  case ElementType::I32: {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case ElementType::I64: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return static_cast<double>(v);
-  }
+  case ElementType::F32:
+    return load<float>(p);
+  case ElementType::F64:
+    return load<double>(p);
+  case ElementType::I32:
+    return load<int32_t>(p);
+  case ElementType::I64:
+    return static_cast<double>(load<int64_t>(p));
+  case ElementType::BF16:
+    return ::dtensor::bf16ToFloat(load<uint16_t>(p));
+  case ElementType::F16:
+    return ::dtensor::f16ToFloat(load<uint16_t>(p));
   }
   return 0;
 }
@@ -86,24 +103,18 @@ double HostTensor::get(int64_t i) const {
 void HostTensor::set(int64_t i, double value) {
   char *p = data.data() + i * getByteWidth(type);
   switch (type) {
-  case ElementType::F32: {
-    float v = static_cast<float>(value);
-    std::memcpy(p, &v, 4);
-    return;
-  }
+  case ElementType::F32:
+    return store(p, static_cast<float>(value));
   case ElementType::F64:
-    std::memcpy(p, &value, 8);
-    return;
-  case ElementType::I32: {
-    int32_t v = static_cast<int32_t>(value);
-    std::memcpy(p, &v, 4);
-    return;
-  }
-  case ElementType::I64: {
-    int64_t v = static_cast<int64_t>(value);
-    std::memcpy(p, &v, 8);
-    return;
-  }
+    return store(p, value);
+  case ElementType::I32:
+    return store(p, static_cast<int32_t>(value));
+  case ElementType::I64:
+    return store(p, static_cast<int64_t>(value));
+  case ElementType::BF16:
+    return store(p, ::dtensor::floatToBF16(static_cast<float>(value)));
+  case ElementType::F16:
+    return store(p, ::dtensor::floatToF16(static_cast<float>(value)));
   }
 }
 
@@ -148,7 +159,8 @@ Expected<HostTensor> mlir::dtensor::readNpy(llvm::StringRef path) {
   HostTensor tensor;
   bool known = false;
   for (ElementType type : {ElementType::F32, ElementType::F64,
-                           ElementType::I32, ElementType::I64}) {
+                           ElementType::I32, ElementType::I64,
+                           ElementType::F16}) {
     if (descr.starts_with(("'" + getNpyDescr(type) + "'").str())) {
       tensor.type = type;
       known = true;
@@ -156,7 +168,7 @@ Expected<HostTensor> mlir::dtensor::readNpy(llvm::StringRef path) {
   }
   if (!known)
     return npyError(path, "unsupported dtype " + descr.split(',').first +
-                              " (supported: <f4, <f8, <i4, <i8)");
+                              " (supported: <f2, <f4, <f8, <i4, <i8)");
   if (!field("fortran_order").starts_with("False"))
     return npyError(path, "Fortran-order arrays are not supported");
   llvm::StringRef shape = field("shape");
@@ -184,7 +196,19 @@ Expected<HostTensor> mlir::dtensor::readNpy(llvm::StringRef path) {
   return tensor;
 }
 
+HostTensor mlir::dtensor::castHostTensor(const HostTensor &tensor,
+                                         ElementType type) {
+  if (tensor.type == type)
+    return tensor;
+  HostTensor result(type, tensor.shape);
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+    result.set(i, tensor.get(i));
+  return result;
+}
+
 Error mlir::dtensor::writeNpy(llvm::StringRef path, const HostTensor &tensor) {
+  if (tensor.type == ElementType::BF16)
+    return writeNpy(path, castHostTensor(tensor, ElementType::F32));
   std::string shape;
   for (int64_t size : tensor.shape)
     shape += (shape.empty() ? "" : ", ") + std::to_string(size);

@@ -13,6 +13,7 @@
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
@@ -29,15 +30,19 @@ using namespace mlir::dtensor;
 namespace {
 
 /// The runtime's suffix for an element type, or failure.
+/// The runtime's element types (ElementTypes.def): their names are the
+/// ABI suffixes and the MLIR spellings of the types.
+static constexpr llvm::StringLiteral kElementSuffixes[] = {
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES) #NAME,
+#include "dtensor/Runtime/ElementTypes.def"
+};
+
 static FailureOr<StringRef> elementSuffix(Type type) {
-  if (type.isF32())
-    return StringRef("f32");
-  if (type.isF64())
-    return StringRef("f64");
-  if (type.isInteger(32))
-    return StringRef("i32");
-  if (type.isInteger(64))
-    return StringRef("i64");
+  std::string spelled;
+  llvm::raw_string_ostream(spelled) << type;
+  for (StringRef suffix : kElementSuffixes)
+    if (suffix == spelled)
+      return suffix;
   return failure();
 }
 
@@ -71,6 +76,9 @@ private:
   Value outputBuffer(RankedTensorType type, ArrayRef<OpFoldResult> sizes);
   Value asTensor(Value buffer, RankedTensorType type);
   FailureOr<int64_t> meshId(FlatSymbolRefAttr mesh, Operation *op);
+  /// The execution context (dtensor_rt_context()) of the function that
+  /// holds `op`, asked for once at the function's entry.
+  Value context(Operation *op);
   int64_t axesMask(ArrayRef<int64_t> axes);
 
   LogicalResult expandOps(func::FuncOp func);
@@ -85,7 +93,22 @@ private:
   OpBuilder builder;
   Location currentLoc = UnknownLoc::get(module.getContext());
   DenseMap<StringAttr, int64_t> meshIds;
+  DenseMap<Operation *, Value> contexts;
 };
+
+Value RuntimeLowering::context(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  Value &ctx = contexts[func];
+  if (ctx)
+    return ctx;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&func.getBody().front());
+  Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
+  func::FuncOp callee = declare("dtensor_rt_context", {}, {ptr});
+  ctx = func::CallOp::create(builder, func.getLoc(), callee, ValueRange{})
+            .getResult(0);
+  return ctx;
+}
 
 func::FuncOp RuntimeLowering::declare(StringRef name, TypeRange inputs,
                                       TypeRange results) {
@@ -221,8 +244,11 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
   auto inputType = cast<RankedTensorType>(input.getType());
   FailureOr<StringRef> suffix = elementSuffix(inputType.getElementType());
   if (failed(suffix))
-    return op->emitError("the CPU runtime has no collectives on ")
-           << inputType.getElementType() << " (supported: f32, f64, i32, i64)";
+    return op->emitError("the runtime has no collectives on ")
+           << inputType.getElementType()
+           << " (supported: "
+           << llvm::join(ArrayRef<StringLiteral>(kElementSuffixes), ", ")
+           << ")";
   auto collective = cast<CollectiveOpInterface>(op);
   FailureOr<int64_t> mesh = meshId(collective.getMeshAttr(), op);
   if (failed(mesh))
@@ -307,7 +333,8 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
     in = copy;
   }
   Value out = outputBuffer(type, sizes);
-  SmallVector<Value> args = {unranked(in), unranked(out), i64(*mesh),
+  SmallVector<Value> args = {context(op), unranked(in), unranked(out),
+                             i64(*mesh),
                              i64(axesMask(collective.getMeshAxes()))};
   if (permBuffer)
     args.push_back(unranked(permBuffer));
@@ -358,8 +385,10 @@ LogicalResult RuntimeLowering::lowerAsync(AsyncStartOp start) {
     auto wait = cast<WaitOp>(*start.getFutures()[i].getUsers().begin());
     builder.setInsertionPoint(wait);
     currentLoc = wait.getLoc();
-    func::FuncOp waitFn = declare("dtensor_rt_wait", {builder.getI64Type()}, {});
-    func::CallOp::create(builder, loc(), waitFn, handle);
+    Value ctx = context(wait);
+    func::FuncOp waitFn = declare("dtensor_rt_wait",
+                                  {ctx.getType(), builder.getI64Type()}, {});
+    func::CallOp::create(builder, loc(), waitFn, ValueRange{ctx, handle});
     wait.getResult().replaceAllUsesWith(asTensor(*out, type));
     wait.erase();
     currentLoc = op->getLoc();

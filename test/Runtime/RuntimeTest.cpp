@@ -545,11 +545,11 @@ void testAllReduce(Harness &h, const Case &c, const Shape &shape,
     parts.push_back(inputOf<T>(m, shape, code, product));
   Buffer<T> in(input, c.in), out(shape, c.out);
   if (c.async)
-    dtensor_rt_wait(Api<T>::startAllReduce(in.rank(), in.descriptor(),
+    dtensor_rt_wait(dtensor_rt_context(), Api<T>::startAllReduce(dtensor_rt_context(), in.rank(), in.descriptor(),
                                            out.rank(), out.descriptor(),
                                            c.mesh->id, c.mask, code));
   else
-    Api<T>::allReduce(in.rank(), in.descriptor(), out.rank(), out.descriptor(),
+    Api<T>::allReduce(dtensor_rt_context(), in.rank(), in.descriptor(), out.rank(), out.descriptor(),
                       c.mesh->id, c.mask, code);
   finishCase(h, name, in, input, out, reduce(parts, code));
 }
@@ -569,11 +569,11 @@ void testAllGather(Harness &h, const Case &c, const Shape &shape, int64_t dim) {
   outShape[dim] *= g.size;
   Buffer<T> in(input, c.in), out(outShape, c.out);
   if (c.async)
-    dtensor_rt_wait(Api<T>::startAllGather(in.rank(), in.descriptor(),
+    dtensor_rt_wait(dtensor_rt_context(), Api<T>::startAllGather(dtensor_rt_context(), in.rank(), in.descriptor(),
                                            out.rank(), out.descriptor(),
                                            c.mesh->id, c.mask, dim));
   else
-    Api<T>::allGather(in.rank(), in.descriptor(), out.rank(), out.descriptor(),
+    Api<T>::allGather(dtensor_rt_context(), in.rank(), in.descriptor(), out.rank(), out.descriptor(),
                       c.mesh->id, c.mask, dim);
   finishCase(h, name, in, input, out, concat(parts, dim));
 }
@@ -597,11 +597,11 @@ void testReduceScatter(Harness &h, const Case &c, const Shape &shape,
     parts.push_back(inputOf<T>(m, inShape, dim + code, product));
   Buffer<T> in(input, c.in), out(shape, c.out);
   if (c.async)
-    dtensor_rt_wait(Api<T>::startReduceScatter(in.rank(), in.descriptor(),
+    dtensor_rt_wait(dtensor_rt_context(), Api<T>::startReduceScatter(dtensor_rt_context(), in.rank(), in.descriptor(),
                                                out.rank(), out.descriptor(),
                                                c.mesh->id, c.mask, dim, code));
   else
-    Api<T>::reduceScatter(in.rank(), in.descriptor(), out.rank(),
+    Api<T>::reduceScatter(dtensor_rt_context(), in.rank(), in.descriptor(), out.rank(),
                           out.descriptor(), c.mesh->id, c.mask, dim, code);
   finishCase(h, name, in, input, out,
              chunk(reduce(parts, code), dim, g.size, g.index));
@@ -630,11 +630,11 @@ void testAllToAll(Harness &h, const Case &c, const Shape &shape,
         chunk(inputOf<T>(m, inShape, salt, false), splitDim, g.size, g.index));
   Buffer<T> in(input, c.in), out(outShape, c.out);
   if (c.async)
-    dtensor_rt_wait(Api<T>::startAllToAll(
+    dtensor_rt_wait(dtensor_rt_context(), Api<T>::startAllToAll(dtensor_rt_context(),
         in.rank(), in.descriptor(), out.rank(), out.descriptor(), c.mesh->id,
         c.mask, splitDim, concatDim));
   else
-    Api<T>::allToAll(in.rank(), in.descriptor(), out.rank(), out.descriptor(),
+    Api<T>::allToAll(dtensor_rt_context(), in.rank(), in.descriptor(), out.rank(), out.descriptor(),
                      c.mesh->id, c.mask, splitDim, concatDim);
   finishCase(h, name, in, input, out, concat(received, concatDim));
 }
@@ -663,11 +663,11 @@ void testPermute(Harness &h, const Case &c, const Shape &shape, int64_t shift,
   Dense<T> expected = inputOf<T>(g.members[from], shape, shift, false);
   Buffer<T> in(input, c.in), out(shape, c.out);
   if (c.async)
-    dtensor_rt_wait(Api<T>::startPermute(in.rank(), in.descriptor(), out.rank(),
+    dtensor_rt_wait(dtensor_rt_context(), Api<T>::startPermute(dtensor_rt_context(), in.rank(), in.descriptor(), out.rank(),
                                          out.descriptor(), c.mesh->id, c.mask,
                                          1, permDesc.get()));
   else
-    Api<T>::permute(in.rank(), in.descriptor(), out.rank(), out.descriptor(),
+    Api<T>::permute(dtensor_rt_context(), in.rank(), in.descriptor(), out.rank(), out.descriptor(),
                     c.mesh->id, c.mask, 1, permDesc.get());
   finishCase(h, name, in, input, out, expected);
 }
@@ -685,11 +685,11 @@ void testBroadcast(Harness &h, const Case &c, const Shape &shape,
   Dense<T> expected = inputOf<T>(g.members[root], shape, 11, false);
   Buffer<T> in(input, c.in), out(shape, c.out);
   if (c.async)
-    dtensor_rt_wait(Api<T>::startBroadcast(in.rank(), in.descriptor(),
+    dtensor_rt_wait(dtensor_rt_context(), Api<T>::startBroadcast(dtensor_rt_context(), in.rank(), in.descriptor(),
                                            out.rank(), out.descriptor(),
                                            c.mesh->id, c.mask, root));
   else
-    Api<T>::broadcast(in.rank(), in.descriptor(), out.rank(), out.descriptor(),
+    Api<T>::broadcast(dtensor_rt_context(), in.rank(), in.descriptor(), out.rank(), out.descriptor(),
                       c.mesh->id, c.mask, root);
   finishCase(h, name, in, input, out, expected);
 }
@@ -825,18 +825,18 @@ void testInFlight(Harness &h, const MeshSpec &mesh1d, const MeshSpec &mesh2d) {
   permDesc.set(perm.data(), 0, {g3.size}, {1});
 
   int64_t handles[6];
-  handles[0] = dtensor_rt_start_all_gather_f32(
+  handles[0] = dtensor_rt_start_all_gather_f32(dtensor_rt_context(),
       2, agIn.descriptor(), 2, agOut.descriptor(), mesh2d.id, lastAxis, 1);
-  handles[1] = dtensor_rt_start_all_reduce_i64(
+  handles[1] = dtensor_rt_start_all_reduce_i64(dtensor_rt_context(),
       2, arIn.descriptor(), 2, arOut.descriptor(), mesh1d.id, 1, 4);
-  handles[2] = dtensor_rt_start_reduce_scatter_f64(
+  handles[2] = dtensor_rt_start_reduce_scatter_f64(dtensor_rt_context(),
       2, rsIn_.descriptor(), 2, rsOut.descriptor(), mesh2d.id, 1, 1, 1);
-  handles[3] = dtensor_rt_start_all_to_all_i32(
+  handles[3] = dtensor_rt_start_all_to_all_i32(dtensor_rt_context(),
       2, a2aIn_.descriptor(), 2, a2aOut.descriptor(), mesh1d.id, 1, 0, 1);
-  handles[4] = dtensor_rt_start_permute_f32(2, permIn.descriptor(), 2,
+  handles[4] = dtensor_rt_start_permute_f32(dtensor_rt_context(), 2, permIn.descriptor(), 2,
                                             permOut.descriptor(), mesh2d.id, 1,
                                             1, permDesc.get());
-  handles[5] = dtensor_rt_start_broadcast_f64(
+  handles[5] = dtensor_rt_start_broadcast_f64(dtensor_rt_context(),
       2, bcIn.descriptor(), 2, bcOut.descriptor(), mesh1d.id, 1, 0);
   bool distinct = true;
   for (int i = 0; i < 6; ++i)
@@ -844,7 +844,7 @@ void testInFlight(Harness &h, const MeshSpec &mesh1d, const MeshSpec &mesh2d) {
       if (handles[i] == handles[j] || handles[i] == 0)
         distinct = false;
   for (int i = 5; i >= 0; --i)
-    dtensor_rt_wait(handles[i]);
+    dtensor_rt_wait(dtensor_rt_context(), handles[i]);
   h.report("in-flight handles distinct and non-zero", distinct, "");
 
   std::vector<Dense<float>> ag;
@@ -911,44 +911,44 @@ void runError(const std::string &kind, const std::vector<MeshSpec> &meshes) {
   Buffer<float> in({2, 2}, Layout::Dense), out({2, 2}, Layout::Dense);
   if (kind == "gather-shape") {
     Buffer<float> bad({2, 2 * n + 1}, Layout::Dense);
-    dtensor_rt_all_gather_f32(2, in.descriptor(), 2, bad.descriptor(), 0, 1, 1);
+    dtensor_rt_all_gather_f32(dtensor_rt_context(), 2, in.descriptor(), 2, bad.descriptor(), 0, 1, 1);
   } else if (kind == "scatter-shape") {
     Buffer<float> bad({2, 3}, Layout::Dense);
-    dtensor_rt_reduce_scatter_f32(2, in.descriptor(), 2, bad.descriptor(), 0, 1,
+    dtensor_rt_reduce_scatter_f32(dtensor_rt_context(), 2, in.descriptor(), 2, bad.descriptor(), 0, 1,
                                   1, 0);
   } else if (kind == "gather-outside") {
     Buffer<float> bad({3, 2 * n}, Layout::Dense);
-    dtensor_rt_start_all_gather_f32(2, in.descriptor(), 2, bad.descriptor(), 0,
+    dtensor_rt_start_all_gather_f32(dtensor_rt_context(), 2, in.descriptor(), 2, bad.descriptor(), 0,
                                     1, 1);
   } else if (kind == "scatter-rank") {
     Buffer<float> bad({2}, Layout::Dense);
-    dtensor_rt_reduce_scatter_f32(2, in.descriptor(), 1, bad.descriptor(), 0, 1,
+    dtensor_rt_reduce_scatter_f32(dtensor_rt_context(), 2, in.descriptor(), 1, bad.descriptor(), 0, 1,
                                   1, 0);
   } else if (kind == "reduce-shape") {
     Buffer<float> bad({2, 3}, Layout::Dense);
-    dtensor_rt_all_reduce_f32(2, in.descriptor(), 2, bad.descriptor(), 0, 1, 0);
+    dtensor_rt_all_reduce_f32(dtensor_rt_context(), 2, in.descriptor(), 2, bad.descriptor(), 0, 1, 0);
   } else if (kind == "unknown-mesh") {
-    dtensor_rt_all_reduce_f32(2, in.descriptor(), 2, out.descriptor(), 42, 1,
+    dtensor_rt_all_reduce_f32(dtensor_rt_context(), 2, in.descriptor(), 2, out.descriptor(), 42, 1,
                               0);
   } else if (kind == "bad-mask") {
-    dtensor_rt_all_reduce_f32(2, in.descriptor(), 2, out.descriptor(), 1, 4, 0);
+    dtensor_rt_all_reduce_f32(dtensor_rt_context(), 2, in.descriptor(), 2, out.descriptor(), 1, 4, 0);
   } else if (kind == "bad-reduce") {
-    dtensor_rt_all_reduce_f32(2, in.descriptor(), 2, out.descriptor(), 0, 1, 9);
+    dtensor_rt_all_reduce_f32(dtensor_rt_context(), 2, in.descriptor(), 2, out.descriptor(), 0, 1, 9);
   } else if (kind == "bad-perm") {
     std::vector<int64_t> perm(n, 0);
     Descriptor permDesc;
     permDesc.set(perm.data(), 0, {n}, {1});
-    dtensor_rt_permute_f32(2, in.descriptor(), 2, out.descriptor(), 0, 1, 1,
+    dtensor_rt_permute_f32(dtensor_rt_context(), 2, in.descriptor(), 2, out.descriptor(), 0, 1, 1,
                            permDesc.get());
   } else if (kind == "wait-twice") {
-    int64_t handle = dtensor_rt_start_all_reduce_f32(2, in.descriptor(), 2,
+    int64_t handle = dtensor_rt_start_all_reduce_f32(dtensor_rt_context(), 2, in.descriptor(), 2,
                                                      out.descriptor(), 0, 1, 0);
-    dtensor_rt_wait(handle);
-    dtensor_rt_wait(handle);
+    dtensor_rt_wait(dtensor_rt_context(), handle);
+    dtensor_rt_wait(dtensor_rt_context(), handle);
   } else if (kind == "wait-unknown") {
-    dtensor_rt_wait(77);
+    dtensor_rt_wait(dtensor_rt_context(), 77);
   } else if (kind == "never-waited") {
-    dtensor_rt_start_all_reduce_f32(2, in.descriptor(), 2, out.descriptor(), 0,
+    dtensor_rt_start_all_reduce_f32(dtensor_rt_context(), 2, in.descriptor(), 2, out.descriptor(), 0,
                                     1, 0);
     dtensor_rt_finalize();
   } else if (kind == "not-member") {
@@ -974,7 +974,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (dtensor_rt_init(&argc, &argv) != 0) {
+  if (dtensor_rt_init("mpi", &argc, &argv) != 0) {
     std::fprintf(stderr, "dtensor_rt_init failed\n");
     return 2;
   }

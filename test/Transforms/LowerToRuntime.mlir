@@ -27,32 +27,32 @@
 // ONLYLLVM-NOT: memref<
 
 // CPU:      llvm.func @all_reduce_each_kind(
-// CPU:        llvm.call @dtensor_rt_all_reduce_f32({{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
+// CPU:        llvm.call @dtensor_rt_all_reduce_f32({{.*}}) : (!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
 // CPU:      llvm.func @_mlir_ciface_all_reduce_each_kind(
 // CPU:      llvm.func @all_gather_dynamic(
-// CPU:        llvm.call @dtensor_rt_all_gather_f32({{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
+// CPU:        llvm.call @dtensor_rt_all_gather_f32({{.*}}) : (!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> ()
 // CPU:      llvm.func @permute(
-// CPU:        llvm.call @dtensor_rt_permute_i64({{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, !llvm.ptr) -> ()
-// CPU:      llvm.func @dtensor_rt_all_gather_f32(i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64) attributes {sym_visibility = "private"}
+// CPU:        llvm.call @dtensor_rt_permute_i64({{.*}}) : (!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64, !llvm.ptr) -> ()
+// CPU:      llvm.func @dtensor_rt_all_gather_f32(!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64) attributes {sym_visibility = "private"}
 // CPU:      llvm.func @coords(
 // CPU:        llvm.call @dtensor_rt_coord({{.*}}) : (i64, i64) -> i64
 // CPU:      llvm.func @async_all_gather(
-// CPU:        llvm.call @dtensor_rt_start_all_gather_f32({{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> i64
-// CPU:        llvm.call @dtensor_rt_wait({{.*}}) : (i64) -> ()
+// CPU:        llvm.call @dtensor_rt_start_all_gather_f32({{.*}}) : (!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i64, i64) -> i64
+// CPU:        llvm.call @dtensor_rt_wait({{.*}}) : (!llvm.ptr, i64) -> ()
 // CPU:      llvm.func @public_entry(
 // CPU:      llvm.func @_mlir_ciface_public_entry(
 // CPU:      llvm.func @private_helper(
 // CPU-NOT:  @_mlir_ciface_private_helper
 
-// LLVMIR-DAG: declare void @dtensor_rt_all_reduce_f32(i64, ptr, i64, ptr, i64, i64, i64)
-// LLVMIR-DAG: declare void @dtensor_rt_all_gather_f64(i64, ptr, i64, ptr, i64, i64, i64)
-// LLVMIR-DAG: declare void @dtensor_rt_reduce_scatter_i64(i64, ptr, i64, ptr, i64, i64, i64, i64)
-// LLVMIR-DAG: declare void @dtensor_rt_all_to_all_i32(i64, ptr, i64, ptr, i64, i64, i64, i64)
-// LLVMIR-DAG: declare void @dtensor_rt_permute_i64(i64, ptr, i64, ptr, i64, i64, i64, ptr)
-// LLVMIR-DAG: declare void @dtensor_rt_broadcast_f64(i64, ptr, i64, ptr, i64, i64, i64)
+// LLVMIR-DAG: declare void @dtensor_rt_all_reduce_f32(ptr, i64, ptr, i64, ptr, i64, i64, i64)
+// LLVMIR-DAG: declare void @dtensor_rt_all_gather_f64(ptr, i64, ptr, i64, ptr, i64, i64, i64)
+// LLVMIR-DAG: declare void @dtensor_rt_reduce_scatter_i64(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)
+// LLVMIR-DAG: declare void @dtensor_rt_all_to_all_i32(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)
+// LLVMIR-DAG: declare void @dtensor_rt_permute_i64(ptr, i64, ptr, i64, ptr, i64, i64, i64, ptr)
+// LLVMIR-DAG: declare void @dtensor_rt_broadcast_f64(ptr, i64, ptr, i64, ptr, i64, i64, i64)
 // LLVMIR-DAG: declare i64 @dtensor_rt_coord(i64, i64)
-// LLVMIR-DAG: declare i64 @dtensor_rt_start_permute_i32(i64, ptr, i64, ptr, i64, i64, i64, ptr)
-// LLVMIR-DAG: declare void @dtensor_rt_wait(i64)
+// LLVMIR-DAG: declare i64 @dtensor_rt_start_permute_i32(ptr, i64, ptr, i64, ptr, i64, i64, i64, ptr)
+// LLVMIR-DAG: declare void @dtensor_rt_wait(ptr, i64)
 // LLVMIR-DAG: define void @_mlir_ciface_all_reduce_each_kind(ptr %0, ptr %1)
 
 //--- lower.mlir
@@ -70,6 +70,7 @@ dtensor.mesh @m2 shape = [2, 4] names = ["dp", "tp"]
 // Reduce codes: 0 sum, 1 avg, 2 product, 3 min, 4 max.
 // CHECK-LABEL: func.func @all_reduce_each_kind(
 // CHECK-SAME:      %[[X:.*]]: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {llvm.emit_c_interface} {
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK-NEXT:    %[[SUM:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x16xf32> to memref<4x16xf32, strided<[?, ?], offset: ?>>
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<4x16xf32>
@@ -77,31 +78,31 @@ dtensor.mesh @m2 shape = [2, 4] names = ["dp", "tp"]
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<4x16xf32> to memref<*xf32>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SUM]]) : (memref<*xf32>, memref<*xf32>, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SUM]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[R0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<4x16xf32> to tensor<4x16xf32>
 // CHECK-NEXT:    %[[AVG:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[R0]] read_only
 // CHECK:         %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[AVG]])
+// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%[[CTX]], %{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[AVG]])
 // CHECK-NEXT:    %[[R1:.*]] = bufferization.to_tensor
 // CHECK-NEXT:    %[[PROD:.*]] = arith.constant 2 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[R1]] read_only
 // CHECK:         %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[PROD]])
+// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%[[CTX]], %{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[PROD]])
 // CHECK-NEXT:    %[[R2:.*]] = bufferization.to_tensor
 // CHECK-NEXT:    %[[MIN:.*]] = arith.constant 3 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[R2]] read_only
 // CHECK:         %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 2 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[MIN]])
+// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%[[CTX]], %{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[MIN]])
 // CHECK-NEXT:    %[[R3:.*]] = bufferization.to_tensor
 // CHECK-NEXT:    %[[MAX:.*]] = arith.constant 4 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[R3]] read_only
 // CHECK:         %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 3 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[MAX]])
+// CHECK-NEXT:    call @dtensor_rt_all_reduce_f32(%[[CTX]], %{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[MAX]])
 // CHECK-NEXT:    %[[R4:.*]] = bufferization.to_tensor
 // CHECK-NEXT:    return %[[R4]] : tensor<4x16xf32>
 func.func @all_reduce_each_kind(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
@@ -117,6 +118,7 @@ func.func @all_reduce_each_kind(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // the operand along the gather dim.
 // CHECK-LABEL: func.func @all_gather_dims(
 // CHECK-SAME:      %[[X:.*]]: tensor<2x8xf64>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[DIM0:.*]] = arith.constant 0 : i64
 // CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<2x8xf64> to memref<2x8xf64, strided<[?, ?], offset: ?>>
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<8x8xf64>
@@ -124,7 +126,7 @@ func.func @all_reduce_each_kind(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<8x8xf64> to memref<*xf64>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 2 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_gather_f64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM0]]) : (memref<*xf64>, memref<*xf64>, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_all_gather_f64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM0]]) : (!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[G0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<8x8xf64> to tensor<8x8xf64>
 // CHECK-NEXT:    %[[DIM1:.*]] = arith.constant 1 : i64
 // CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<2x8xf64> to memref<2x8xf64, strided<[?, ?], offset: ?>>
@@ -133,7 +135,7 @@ func.func @all_reduce_each_kind(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<2x16xf64> to memref<*xf64>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_gather_f64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM1]])
+// CHECK-NEXT:    call @dtensor_rt_all_gather_f64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM1]])
 // CHECK-NEXT:    %[[G1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<2x16xf64> to tensor<2x16xf64>
 // CHECK-NEXT:    return %[[G0]], %[[G1]]
 func.func @all_gather_dims(%x: tensor<2x8xf64>) -> (tensor<8x8xf64>, tensor<2x16xf64>) {
@@ -146,6 +148,7 @@ func.func @all_gather_dims(%x: tensor<2x8xf64>) -> (tensor<8x8xf64>, tensor<2x16
 // axes of @m2, 4 over @tp) along the gather dim.
 // CHECK-LABEL: func.func @all_gather_dynamic(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x?xf32>, %[[Y:.*]]: tensor<3x?xi32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[D0:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
 // CHECK:         %[[D1:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
 // CHECK:         %[[DIM0:.*]] = arith.constant 0 : i64
@@ -157,7 +160,7 @@ func.func @all_gather_dims(%x: tensor<2x8xf64>) -> (tensor<8x8xf64>, tensor<2x16
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<?x?xf32> to memref<*xf32>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 3 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_gather_f32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM0]]) : (memref<*xf32>, memref<*xf32>, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_all_gather_f32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM0]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[G0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<?x?xf32> to tensor<?x?xf32>
 // CHECK:         %[[E1:.*]] = tensor.dim %[[Y]], %{{.*}} : tensor<3x?xi32>
 // CHECK-NEXT:    %[[DIM1:.*]] = arith.constant 1 : i64
@@ -169,7 +172,7 @@ func.func @all_gather_dims(%x: tensor<2x8xf64>) -> (tensor<8x8xf64>, tensor<2x16
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<3x?xi32> to memref<*xi32>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_gather_i32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM1]]) : (memref<*xi32>, memref<*xi32>, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_all_gather_i32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM1]]) : (!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[G1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<3x?xi32> to tensor<3x?xi32>
 // CHECK-NEXT:    return %[[G0]], %[[G1]]
 func.func @all_gather_dynamic(%x: tensor<?x?xf32>, %y: tensor<3x?xi32>) -> (tensor<?x?xf32>, tensor<3x?xi32>) {
@@ -182,6 +185,7 @@ func.func @all_gather_dynamic(%x: tensor<?x?xf32>, %y: tensor<3x?xi32>) -> (tens
 // divided by the group size along the scatter dim.
 // CHECK-LABEL: func.func @reduce_scatter(
 // CHECK-SAME:      %[[X:.*]]: tensor<8x?xi64>, %[[Y:.*]]: tensor<?x4xi32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[D1:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<8x?xi64>
 // CHECK-NEXT:    %[[DIM:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MAX:.*]] = arith.constant 4 : i64
@@ -191,7 +195,7 @@ func.func @all_gather_dynamic(%x: tensor<?x?xf32>, %y: tensor<3x?xi32>) -> (tens
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<2x?xi64> to memref<*xi64>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_reduce_scatter_i64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM]], %[[MAX]]) : (memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_reduce_scatter_i64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM]], %[[MAX]]) : (!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[S0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<2x?xi64> to tensor<2x?xi64>
 // CHECK:         %[[E0:.*]] = tensor.dim %[[Y]], %{{.*}} : tensor<?x4xi32>
 // CHECK-NEXT:    %[[DIM:.*]] = arith.constant 0 : i64
@@ -204,7 +208,7 @@ func.func @all_gather_dynamic(%x: tensor<?x?xf32>, %y: tensor<3x?xi32>) -> (tens
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<?x4xi32> to memref<*xi32>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 2 : i64
-// CHECK-NEXT:    call @dtensor_rt_reduce_scatter_i32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM]], %[[SUM]]) : (memref<*xi32>, memref<*xi32>, i64, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_reduce_scatter_i32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM]], %[[SUM]]) : (!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[S1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<?x4xi32> to tensor<?x4xi32>
 // CHECK-NEXT:    return %[[S0]], %[[S1]]
 func.func @reduce_scatter(%x: tensor<8x?xi64>, %y: tensor<?x4xi32>) -> (tensor<2x?xi64>, tensor<?x4xi32>) {
@@ -217,6 +221,7 @@ func.func @reduce_scatter(%x: tensor<8x?xi64>, %y: tensor<?x4xi32>) -> (tensor<2
 // shape is unchanged.
 // CHECK-LABEL: func.func @all_to_all(
 // CHECK-SAME:      %[[X:.*]]: tensor<2x16xi32>, %[[Y:.*]]: tensor<8x4xi64>, %[[Z:.*]]: tensor<?x16xf32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK-NEXT:    %[[SPLIT:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[CONCAT:.*]] = arith.constant 0 : i64
 // CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<2x16xi32> to memref<2x16xi32, strided<[?, ?], offset: ?>>
@@ -225,7 +230,7 @@ func.func @reduce_scatter(%x: tensor<8x?xi64>, %y: tensor<?x4xi32>) -> (tensor<2
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<8x4xi32> to memref<*xi32>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_to_all_i32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SPLIT]], %[[CONCAT]]) : (memref<*xi32>, memref<*xi32>, i64, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_all_to_all_i32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SPLIT]], %[[CONCAT]]) : (!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[A0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<8x4xi32> to tensor<8x4xi32>
 // CHECK-NEXT:    %[[SPLIT:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[CONCAT:.*]] = arith.constant 0 : i64
@@ -235,7 +240,7 @@ func.func @reduce_scatter(%x: tensor<8x?xi64>, %y: tensor<?x4xi32>) -> (tensor<2
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<8x4xi64> to memref<*xi64>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_to_all_i64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SPLIT]], %[[CONCAT]]) : (memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_all_to_all_i64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SPLIT]], %[[CONCAT]]) : (!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[A1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<8x4xi64> to tensor<8x4xi64>
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
 // CHECK-NEXT:    %[[D0:.*]] = tensor.dim %[[Z]], %{{.*}} : tensor<?x16xf32>
@@ -250,7 +255,7 @@ func.func @reduce_scatter(%x: tensor<8x?xi64>, %y: tensor<?x4xi32>) -> (tensor<2
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<?x4xf32> to memref<*xf32>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 2 : i64
-// CHECK-NEXT:    call @dtensor_rt_all_to_all_f32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SPLIT]], %[[CONCAT]]) : (memref<*xf32>, memref<*xf32>, i64, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_all_to_all_f32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SPLIT]], %[[CONCAT]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[A2:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<?x4xf32> to tensor<?x4xf32>
 // CHECK-NEXT:    return %[[A0]], %[[A1]], %[[A2]]
 func.func @all_to_all(%x: tensor<2x16xi32>, %y: tensor<8x4xi64>, %z: tensor<?x16xf32>) -> (tensor<8x4xi32>, tensor<8x4xi64>, tensor<?x4xf32>) {
@@ -263,6 +268,7 @@ func.func @all_to_all(%x: tensor<2x16xi32>, %y: tensor<8x4xi64>, %z: tensor<?x16
 // The permutation is a constant rank-1 i64 buffer passed last.
 // CHECK-LABEL: func.func @permute(
 // CHECK-SAME:      %[[X:.*]]: tensor<4x16xi64>, %[[Y:.*]]: tensor<?xf32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK-NEXT:    %[[PERM:.*]] = arith.constant dense<[1, 2, 3, 0]> : tensor<4xi64>
 // CHECK-NEXT:    %[[PERMB:.*]] = bufferization.to_buffer %[[PERM]] read_only : tensor<4xi64> to memref<4xi64, strided<[?], offset: ?>>
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x16xi64> to memref<4x16xi64, strided<[?, ?], offset: ?>>
@@ -272,7 +278,7 @@ func.func @all_to_all(%x: tensor<2x16xi32>, %y: tensor<8x4xi64>, %z: tensor<?x16
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[PERMU:.*]] = memref.cast %[[PERMB]] : memref<4xi64, strided<[?], offset: ?>> to memref<*xi64>
-// CHECK-NEXT:    call @dtensor_rt_permute_i64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[PERMU]]) : (memref<*xi64>, memref<*xi64>, i64, i64, memref<*xi64>) -> ()
+// CHECK-NEXT:    call @dtensor_rt_permute_i64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[PERMU]]) : (!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, memref<*xi64>) -> ()
 // CHECK-NEXT:    %[[P0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<4x16xi64> to tensor<4x16xi64>
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
 // CHECK-NEXT:    %[[D0:.*]] = tensor.dim %[[Y]], %{{.*}} : tensor<?xf32>
@@ -285,7 +291,7 @@ func.func @all_to_all(%x: tensor<2x16xi32>, %y: tensor<8x4xi64>, %z: tensor<?x16
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[PERMU:.*]] = memref.cast %[[PERMB]] : memref<2xi64, strided<[?], offset: ?>> to memref<*xi64>
-// CHECK-NEXT:    call @dtensor_rt_permute_f32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[PERMU]]) : (memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+// CHECK-NEXT:    call @dtensor_rt_permute_f32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[PERMU]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> ()
 // CHECK-NEXT:    %[[P1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<?xf32> to tensor<?xf32>
 // CHECK-NEXT:    return %[[P0]], %[[P1]]
 func.func @permute(%x: tensor<4x16xi64>, %y: tensor<?xf32>) -> (tensor<4x16xi64>, tensor<?xf32>) {
@@ -297,6 +303,7 @@ func.func @permute(%x: tensor<4x16xi64>, %y: tensor<?xf32>) -> (tensor<4x16xi64>
 // Trailing argument: the root. Rank 0 works like any rank.
 // CHECK-LABEL: func.func @broadcast(
 // CHECK-SAME:      %[[X:.*]]: tensor<3xf64>, %[[Y:.*]]: tensor<i32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK-NEXT:    %[[ROOT:.*]] = arith.constant 3 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<3xf64> to memref<3xf64, strided<[?], offset: ?>>
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<3xf64>
@@ -304,7 +311,7 @@ func.func @permute(%x: tensor<4x16xi64>, %y: tensor<?xf32>) -> (tensor<4x16xi64>
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<3xf64> to memref<*xf64>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 2 : i64
-// CHECK-NEXT:    call @dtensor_rt_broadcast_f64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[ROOT]]) : (memref<*xf64>, memref<*xf64>, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_broadcast_f64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[ROOT]]) : (!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[B0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<3xf64> to tensor<3xf64>
 // CHECK-NEXT:    %[[ROOT:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[Y]] read_only : tensor<i32> to memref<i32, strided<[], offset: ?>>
@@ -313,7 +320,7 @@ func.func @permute(%x: tensor<4x16xi64>, %y: tensor<?xf32>) -> (tensor<4x16xi64>
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<i32> to memref<*xi32>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @dtensor_rt_broadcast_i32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[ROOT]]) : (memref<*xi32>, memref<*xi32>, i64, i64, i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_broadcast_i32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[ROOT]]) : (!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64) -> ()
 // CHECK-NEXT:    %[[B1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<i32> to tensor<i32>
 // CHECK-NEXT:    return %[[B0]], %[[B1]]
 func.func @broadcast(%x: tensor<3xf64>, %y: tensor<i32>) -> (tensor<3xf64>, tensor<i32>) {
@@ -324,19 +331,19 @@ func.func @broadcast(%x: tensor<3xf64>, %y: tensor<i32>) -> (tensor<3xf64>, tens
 
 // One private declaration per entry point used: unranked memrefs, then
 // i64s; the permutation is an unranked i64 memref.
-// CHECK-DAG: func.func private @dtensor_rt_all_reduce_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_all_gather_f64(memref<*xf64>, memref<*xf64>, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_all_gather_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_all_gather_i32(memref<*xi32>, memref<*xi32>, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_reduce_scatter_i64(memref<*xi64>, memref<*xi64>, i64, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_reduce_scatter_i32(memref<*xi32>, memref<*xi32>, i64, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_all_to_all_i32(memref<*xi32>, memref<*xi32>, i64, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_all_to_all_i64(memref<*xi64>, memref<*xi64>, i64, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_all_to_all_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_permute_i64(memref<*xi64>, memref<*xi64>, i64, i64, memref<*xi64>){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_permute_f32(memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_broadcast_f64(memref<*xf64>, memref<*xf64>, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_broadcast_i32(memref<*xi32>, memref<*xi32>, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_reduce_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_gather_f64(!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_gather_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_gather_i32(!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_reduce_scatter_i64(!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_reduce_scatter_i32(!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_to_all_i32(!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_to_all_i64(!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_to_all_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_permute_i64(!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, memref<*xi64>){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_permute_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_broadcast_f64(!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_broadcast_i32(!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64){{$}}
 
 // -----
 
@@ -347,15 +354,16 @@ dtensor.mesh @tp shape = [4]
 
 // CHECK-LABEL: func.func @coalesced(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<4xf32>, %[[Y:[^:]*]]: tensor<8x8xi32>, %[[A:[^:]*]]: tensor<?x4xf32>, %[[B:[^:]*]]: tensor<4x2xf64>, %[[C:[^:]*]]: tensor<8xi64>, %[[D:[^:]*]]: tensor<2x8xf32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK-NEXT:    %[[PROD:.*]] = arith.constant 2 : i64
 // CHECK-NEXT:    bufferization.to_buffer %[[X]] read_only
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<4xf32>
-// CHECK:         call @dtensor_rt_all_reduce_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[PROD]])
+// CHECK:         call @dtensor_rt_all_reduce_f32(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[PROD]])
 // CHECK-NEXT:    %[[R0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<4xf32> to tensor<4xf32>
 // CHECK-NEXT:    %[[PROD:.*]] = arith.constant 2 : i64
 // CHECK-NEXT:    bufferization.to_buffer %[[Y]] read_only
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<8x8xi32>
-// CHECK:         call @dtensor_rt_all_reduce_i32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[PROD]])
+// CHECK:         call @dtensor_rt_all_reduce_i32(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[PROD]])
 // CHECK-NEXT:    %[[R1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<8x8xi32> to tensor<8x8xi32>
 // CHECK:         %[[DA:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x4xf32>
 // CHECK-NEXT:    %[[DIM0:.*]] = arith.constant 0 : i64
@@ -363,30 +371,30 @@ dtensor.mesh @tp shape = [4]
 // CHECK-NEXT:    %[[N:.*]] = arith.muli %[[DA]], %[[C4]] : index
 // CHECK-NEXT:    bufferization.to_buffer %[[A]] read_only
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc(%[[N]]) : memref<?x4xf32>
-// CHECK:         call @dtensor_rt_all_gather_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DIM0]])
+// CHECK:         call @dtensor_rt_all_gather_f32(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DIM0]])
 // CHECK-NEXT:    %[[G0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<?x4xf32> to tensor<?x4xf32>
 // CHECK-NEXT:    %[[DIM1:.*]] = arith.constant 1 : i64
 // CHECK:         bufferization.to_buffer %[[B]] read_only
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<4x8xf64>
-// CHECK:         call @dtensor_rt_all_gather_f64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DIM1]])
+// CHECK:         call @dtensor_rt_all_gather_f64(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DIM1]])
 // CHECK-NEXT:    %[[G1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<4x8xf64> to tensor<4x8xf64>
 // CHECK-NEXT:    %[[DIM0:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[AVG:.*]] = arith.constant 1 : i64
 // CHECK:         bufferization.to_buffer %[[C]] read_only
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<2xi64>
-// CHECK:         call @dtensor_rt_reduce_scatter_i64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DIM0]], %[[AVG]])
+// CHECK:         call @dtensor_rt_reduce_scatter_i64(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DIM0]], %[[AVG]])
 // CHECK-NEXT:    %[[S0:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<2xi64> to tensor<2xi64>
 // CHECK-NEXT:    %[[DIM1:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[AVG:.*]] = arith.constant 1 : i64
 // CHECK:         bufferization.to_buffer %[[D]] read_only
 // CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<2x2xf32>
-// CHECK:         call @dtensor_rt_reduce_scatter_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DIM1]], %[[AVG]])
+// CHECK:         call @dtensor_rt_reduce_scatter_f32(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DIM1]], %[[AVG]])
 // CHECK-NEXT:    %[[S1:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<2x2xf32> to tensor<2x2xf32>
 // CHECK-NEXT:    return %[[R0]], %[[R1]], %[[G0]], %[[G1]], %[[S0]], %[[S1]]
 // CHECK-NOT:   call
-// CHECK-DAG: func.func private @dtensor_rt_all_reduce_i32(memref<*xi32>, memref<*xi32>, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_all_gather_f64(memref<*xf64>, memref<*xf64>, i64, i64, i64){{$}}
-// CHECK-DAG: func.func private @dtensor_rt_reduce_scatter_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_reduce_i32(!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_all_gather_f64(!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_reduce_scatter_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64){{$}}
 func.func @coalesced(%x: tensor<4xf32>, %y: tensor<8x8xi32>, %a: tensor<?x4xf32>, %b: tensor<4x2xf64>, %c: tensor<8xi64>, %d: tensor<2x8xf32>)
     -> (tensor<4xf32>, tensor<8x8xi32>, tensor<?x4xf32>, tensor<4x8xf64>, tensor<2xi64>, tensor<2x2xf32>) {
   %0:2 = dtensor.all_reduce_coalesced %x, %y on @tp axes = [0] reduce = product : tensor<4xf32>, tensor<8x8xi32>
@@ -406,6 +414,7 @@ dtensor.mesh @grid shape = [2, 4]
 
 // CHECK-LABEL: func.func @coords(
 // CHECK-SAME:      %[[P:.*]]: i1, %[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[V0:.*]] = call @dtensor_rt_coord(%[[MESH]], %[[MASK]]) : (i64, i64) -> i64
@@ -438,7 +447,7 @@ dtensor.mesh @grid shape = [2, 4]
 // CHECK-NEXT:      memref.cast
 // CHECK-NEXT:      %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:      %[[MASK:.*]] = arith.constant 7 : i64
-// CHECK-NEXT:      func.call @dtensor_rt_all_reduce_f32(%{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[SUM]])
+// CHECK-NEXT:      func.call @dtensor_rt_all_reduce_f32(%[[CTX]], %{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[SUM]])
 // CHECK-NEXT:      %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<4xf32> to tensor<4xf32>
 // CHECK:           tensor.insert %{{.*}} into %[[R]][%[[C5]]] : tensor<4xf32>
 // CHECK:         return %[[C0]], %[[C1]], %[[C2]], %[[C3]], %[[C4]], %[[IF]]
@@ -476,6 +485,7 @@ dtensor.mesh @m2 shape = [2, 4] names = ["dp", "tp"]
 
 // CHECK-LABEL: func.func @async_all_gather(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[D0:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4xf32>
 // CHECK-NEXT:    %[[DIM:.*]] = arith.constant 1 : i64
 // CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<?x4xf32> to memref<?x4xf32, strided<[?, ?], offset: ?>>
@@ -488,9 +498,9 @@ dtensor.mesh @m2 shape = [2, 4] names = ["dp", "tp"]
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]] : memref<?x16xf32> to memref<*xf32>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 2 : i64
-// CHECK-NEXT:    %[[H:.*]] = call @dtensor_rt_start_all_gather_f32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM]]) : (memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+// CHECK-NEXT:    %[[H:.*]] = call @dtensor_rt_start_all_gather_f32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[DIM]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
 // CHECK-NEXT:    %[[SUM:.*]] = arith.addf %[[X]], %[[X]] : tensor<?x4xf32>
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[H]]) : (i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[H]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[G:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<?x16xf32> to tensor<?x16xf32>
 // CHECK-NEXT:    return %[[SUM]], %[[G]]
 func.func @async_all_gather(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x16xf32>) {
@@ -506,6 +516,7 @@ func.func @async_all_gather(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x1
 // Three starts in program order, waits in another order.
 // CHECK-LABEL: func.func @async_three(
 // CHECK-SAME:      %[[X:.*]]: tensor<4xi32>, %[[Y:.*]]: tensor<8x2xi64>, %[[Z:.*]]: tensor<2xf64>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK-NEXT:    %[[PERM:.*]] = arith.constant dense<[3, 0, 1, 2]> : tensor<4xi64>
 // CHECK-NEXT:    %[[PERMB:.*]] = bufferization.to_buffer %[[PERM]] read_only
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4xi32> to memref<4xi32, strided<[?], offset: ?>>
@@ -517,7 +528,7 @@ func.func @async_all_gather(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x1
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[PERMU:.*]] = memref.cast %[[PERMB]] : memref<4xi64, strided<[?], offset: ?>> to memref<*xi64>
-// CHECK-NEXT:    %[[HP:.*]] = call @dtensor_rt_start_permute_i32(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[PERMU]]) : (memref<*xi32>, memref<*xi32>, i64, i64, memref<*xi64>) -> i64
+// CHECK-NEXT:    %[[HP:.*]] = call @dtensor_rt_start_permute_i32(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[PERMU]]) : (!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, memref<*xi64>) -> i64
 // CHECK-NEXT:    %[[SPLIT:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[CONCAT:.*]] = arith.constant 1 : i64
 // CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[Y]] read_only
@@ -528,7 +539,7 @@ func.func @async_all_gather(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x1
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUTA]] : memref<2x8xi64> to memref<*xi64>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    %[[HA:.*]] = call @dtensor_rt_start_all_to_all_i64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SPLIT]], %[[CONCAT]]) : (memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> i64
+// CHECK-NEXT:    %[[HA:.*]] = call @dtensor_rt_start_all_to_all_i64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[SPLIT]], %[[CONCAT]]) : (!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> i64
 // CHECK-NEXT:    %[[ROOT:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[Z]] read_only
 // CHECK-NEXT:    %[[COPY:.*]] = memref.alloc() : memref<2xf64>
@@ -538,12 +549,12 @@ func.func @async_all_gather(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x1
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUTB]] : memref<2xf64> to memref<*xf64>
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:    %[[HB:.*]] = call @dtensor_rt_start_broadcast_f64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[ROOT]]) : (memref<*xf64>, memref<*xf64>, i64, i64, i64) -> i64
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[HA]]) : (i64) -> ()
+// CHECK-NEXT:    %[[HB:.*]] = call @dtensor_rt_start_broadcast_f64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[ROOT]]) : (!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64) -> i64
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[HA]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[A:.*]] = bufferization.to_tensor %[[OUTA]] restrict writable : memref<2x8xi64> to tensor<2x8xi64>
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[HB]]) : (i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[HB]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[B:.*]] = bufferization.to_tensor %[[OUTB]] restrict writable : memref<2xf64> to tensor<2xf64>
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[HP]]) : (i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[HP]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[P:.*]] = bufferization.to_tensor %[[OUTP]] restrict writable : memref<4xi32> to tensor<4xi32>
 // CHECK-NEXT:    return %[[P]], %[[A]], %[[B]]
 func.func @async_three(%x: tensor<4xi32>, %y: tensor<8x2xi64>, %z: tensor<2xf64>) -> (tensor<4xi32>, tensor<2x8xi64>, tensor<2xf64>) {
@@ -569,14 +580,15 @@ func.func @async_three(%x: tensor<4xi32>, %y: tensor<8x2xi64>, %z: tensor<2xf64>
 // completes its own handle.
 // CHECK-LABEL: func.func @async_coalesced(
 // CHECK-SAME:      %[[X:.*]]: tensor<8xf32>, %[[Y:.*]]: tensor<4x?xi64>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[OUTX:.*]] = memref.alloc() : memref<2xf32>
-// CHECK:         %[[HX:.*]] = call @dtensor_rt_start_reduce_scatter_f32(
+// CHECK:         %[[HX:.*]] = call @dtensor_rt_start_reduce_scatter_f32(%[[CTX]], 
 // CHECK:         %[[D1:.*]] = tensor.dim %[[Y]], %{{.*}} : tensor<4x?xi64>
 // CHECK:         %[[OUTY:.*]] = memref.alloc(%[[D1]]) : memref<1x?xi64>
-// CHECK:         %[[HY:.*]] = call @dtensor_rt_start_reduce_scatter_i64(
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[HY]]) : (i64) -> ()
+// CHECK:         %[[HY:.*]] = call @dtensor_rt_start_reduce_scatter_i64(%[[CTX]], 
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[HY]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[W:.*]] = bufferization.to_tensor %[[OUTY]] restrict writable : memref<1x?xi64> to tensor<1x?xi64>
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[HX]]) : (i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[HX]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[V:.*]] = bufferization.to_tensor %[[OUTX]] restrict writable : memref<2xf32> to tensor<2xf32>
 // CHECK-NEXT:    return %[[V]], %[[W]]
 func.func @async_coalesced(%x: tensor<8xf32>, %y: tensor<4x?xi64>) -> (tensor<2xf32>, tensor<1x?xi64>) {
@@ -591,6 +603,7 @@ func.func @async_coalesced(%x: tensor<8xf32>, %y: tensor<4x?xi64>) -> (tensor<2x
 
 // CHECK-LABEL: func.func @async_all_reduce(
 // CHECK-SAME:      %[[X:.*]]: tensor<4xf64>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK-NEXT:    %[[AVG:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only
 // CHECK-NEXT:    %[[COPY:.*]] = memref.alloc() : memref<4xf64>
@@ -600,18 +613,18 @@ func.func @async_coalesced(%x: tensor<8xf32>, %y: tensor<4x?xi64>) -> (tensor<2x
 // CHECK-NEXT:    %[[OUTU:.*]] = memref.cast %[[OUT]]
 // CHECK-NEXT:    %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 3 : i64
-// CHECK-NEXT:    %[[H:.*]] = call @dtensor_rt_start_all_reduce_f64(%[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[AVG]]) : (memref<*xf64>, memref<*xf64>, i64, i64, i64) -> i64
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[H]]) : (i64) -> ()
+// CHECK-NEXT:    %[[H:.*]] = call @dtensor_rt_start_all_reduce_f64(%[[CTX]], %[[INU]], %[[OUTU]], %[[MESH]], %[[MASK]], %[[AVG]]) : (!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64) -> i64
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[H]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<4xf64> to tensor<4xf64>
 // CHECK-NEXT:    return %[[R]]
-// CHECK-DAG: func.func private @dtensor_rt_start_all_gather_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_permute_i32(memref<*xi32>, memref<*xi32>, i64, i64, memref<*xi64>) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_all_to_all_i64(memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_broadcast_f64(memref<*xf64>, memref<*xf64>, i64, i64, i64) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_reduce_scatter_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64, i64) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_reduce_scatter_i64(memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_all_reduce_f64(memref<*xf64>, memref<*xf64>, i64, i64, i64) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_wait(i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_all_gather_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_permute_i32(!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, memref<*xi64>) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_all_to_all_i64(!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_broadcast_f64(!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_reduce_scatter_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_reduce_scatter_i64(!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, i64, i64) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_all_reduce_f64(!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, i64) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_wait(!llvm.ptr, i64){{$}}
 func.func @async_all_reduce(%x: tensor<4xf64>) -> tensor<4xf64> {
   %f = dtensor.async_start {
     %r = dtensor.all_reduce %x on @m2 axes = [0, 1] reduce = avg : tensor<4xf64>
@@ -635,6 +648,7 @@ dtensor.mesh @grid shape = [2, 2]
 // wait, each received one after its wait.
 // CHECK-LABEL: func.func @all_gather_matmul(
 // CHECK-SAME:      %[[A:.*]]: tensor<2x4xf32>, %[[B0:.*]]: tensor<4x3xf32>, %[[B1:.*]]: tensor<4x5xf32>) -> (tensor<8x4xf32>, tensor<8x3xf32>, tensor<8x5xf32>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[V:.*]] = call @dtensor_rt_coord(%[[MESH]], %[[MASK]]) : (i64, i64) -> i64
@@ -644,21 +658,21 @@ dtensor.mesh @grid shape = [2, 2]
 // CHECK-NEXT:    %[[COPY:.*]] = memref.alloc() : memref<2x4xf32>
 // CHECK-NEXT:    memref.copy %[[IN]], %[[COPY]]
 // CHECK-NEXT:    %[[RECV1:.*]] = memref.alloc() : memref<2x4xf32>
-// CHECK:         %[[H1:.*]] = call @dtensor_rt_start_permute_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> i64
+// CHECK:         %[[H1:.*]] = call @dtensor_rt_start_permute_f32(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> i64
 // CHECK:         linalg.matmul ins(%[[A]], %[[B0]] : tensor<2x4xf32>, tensor<4x3xf32>) outs(%{{.*}} : tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK:         linalg.matmul ins(%[[A]], %[[B1]] : tensor<2x4xf32>, tensor<4x5xf32>) outs(%{{.*}} : tensor<2x5xf32>) -> tensor<2x5xf32>
 // CHECK:         tensor.insert_slice %[[A]] into %{{.*}} : tensor<2x4xf32> into tensor<8x4xf32>
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[H1]]) : (i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[H1]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[C1:.*]] = bufferization.to_tensor %[[RECV1]] restrict writable : memref<2x4xf32> to tensor<2x4xf32>
-// CHECK:         %[[H2:.*]] = call @dtensor_rt_start_permute_f32(
+// CHECK:         %[[H2:.*]] = call @dtensor_rt_start_permute_f32(%[[CTX]], 
 // CHECK:         linalg.matmul ins(%[[C1]], %[[B0]] : tensor<2x4xf32>, tensor<4x3xf32>)
 // CHECK:         linalg.matmul ins(%[[C1]], %[[B1]] : tensor<2x4xf32>, tensor<4x5xf32>)
-// CHECK:         call @dtensor_rt_wait(%[[H2]]) : (i64) -> ()
+// CHECK:         call @dtensor_rt_wait(%[[CTX]], %[[H2]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[C2:.*]] = bufferization.to_tensor
-// CHECK:         %[[H3:.*]] = call @dtensor_rt_start_permute_f32(
+// CHECK:         %[[H3:.*]] = call @dtensor_rt_start_permute_f32(%[[CTX]], 
 // CHECK:         linalg.matmul ins(%[[C2]], %[[B0]] : tensor<2x4xf32>, tensor<4x3xf32>)
 // CHECK:         linalg.matmul ins(%[[C2]], %[[B1]] : tensor<2x4xf32>, tensor<4x5xf32>)
-// CHECK:         call @dtensor_rt_wait(%[[H3]]) : (i64) -> ()
+// CHECK:         call @dtensor_rt_wait(%[[CTX]], %[[H3]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[C3:.*]] = bufferization.to_tensor
 // CHECK-NOT:     call
 // CHECK:         linalg.matmul ins(%[[C3]], %[[B0]] : tensor<2x4xf32>, tensor<4x3xf32>)
@@ -674,6 +688,7 @@ func.func @all_gather_matmul(%a: tensor<2x4xf32>, %b0: tensor<4x3xf32>, %b1: ten
 // 1): chunks are multiplied on their flattened rows.
 // CHECK-LABEL: func.func @all_gather_matmul_rank3(
 // CHECK-SAME:      %[[A:.*]]: tensor<2x3x4xf64>, %[[B:.*]]: tensor<4x5xf64>) -> tensor<2x6x5xf64>
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    call @dtensor_rt_coord(%[[MESH]], %[[MASK]]) : (i64, i64) -> i64
@@ -683,11 +698,11 @@ func.func @all_gather_matmul(%a: tensor<2x4xf32>, %b0: tensor<4x3xf32>, %b1: ten
 // CHECK:         %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[PERMU:.*]] = memref.cast
-// CHECK-NEXT:    %[[H:.*]] = call @dtensor_rt_start_permute_f64(%{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[PERMU]]) : (memref<*xf64>, memref<*xf64>, i64, i64, memref<*xi64>) -> i64
+// CHECK-NEXT:    %[[H:.*]] = call @dtensor_rt_start_permute_f64(%[[CTX]], %{{.*}}, %{{.*}}, %[[MESH]], %[[MASK]], %[[PERMU]]) : (!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, memref<*xi64>) -> i64
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[A]] {{\[\[}}0, 1], [2]] : tensor<2x3x4xf64> into tensor<6x4xf64>
 // CHECK:         linalg.matmul ins(%[[FLAT]], %[[B]] : tensor<6x4xf64>, tensor<4x5xf64>) outs(%{{.*}} : tensor<6x5xf64>) -> tensor<6x5xf64>
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, %{{.*}}, 0] [2, 3, 5] [1, 1, 1] : tensor<2x3x5xf64> into tensor<2x6x5xf64>
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[H]]) : (i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[H]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[C:.*]] = bufferization.to_tensor %[[RECV]] restrict writable : memref<2x3x4xf64> to tensor<2x3x4xf64>
 // CHECK-NOT:     call
 // CHECK:         tensor.collapse_shape %[[C]] {{\[\[}}0, 1], [2]] : tensor<2x3x4xf64> into tensor<6x4xf64>
@@ -703,14 +718,15 @@ func.func @all_gather_matmul_rank3(%a: tensor<2x3x4xf64>, %b: tensor<4x5xf64>) -
 // its futures are replaced by its results.
 // CHECK-LABEL: func.func @all_gather_matmul_async(
 // CHECK-SAME:      %[[A:.*]]: tensor<2x4xi32>, %[[B:.*]]: tensor<4x3xi32>) -> tensor<4x3xi32>
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 2 : i64
 // CHECK-NEXT:    call @dtensor_rt_coord(%[[MESH]], %[[MASK]]) : (i64, i64) -> i64
 // CHECK:         memref.copy %{{.*}}, %{{.*}} : memref<2x4xi32, strided<[?, ?], offset: ?>> to memref<2x4xi32>
 // CHECK-NEXT:    %[[RECV:.*]] = memref.alloc() : memref<2x4xi32>
-// CHECK:         %[[H:.*]] = call @dtensor_rt_start_permute_i32(
+// CHECK:         %[[H:.*]] = call @dtensor_rt_start_permute_i32(%[[CTX]], 
 // CHECK:         linalg.matmul ins(%[[A]], %[[B]] : tensor<2x4xi32>, tensor<4x3xi32>)
-// CHECK:         call @dtensor_rt_wait(%[[H]]) : (i64) -> ()
+// CHECK:         call @dtensor_rt_wait(%[[CTX]], %[[H]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[C:.*]] = bufferization.to_tensor %[[RECV]] restrict writable : memref<2x4xi32> to tensor<2x4xi32>
 // CHECK:         linalg.matmul ins(%[[C]], %[[B]] : tensor<2x4xi32>, tensor<4x3xi32>)
 // CHECK:         %[[OUT:.*]] = tensor.insert_slice %{{.*}} : tensor<2x3xi32> into tensor<4x3xi32>
@@ -729,6 +745,7 @@ func.func @all_gather_matmul_async(%a: tensor<2x4xi32>, %b: tensor<4x3xi32>) -> 
 // added to the partial product computed while it was in flight.
 // CHECK-LABEL: func.func @matmul_reduce_scatter(
 // CHECK-SAME:      %[[A:.*]]: tensor<4x8xf64>, %[[B:.*]]: tensor<8x6xf64>) -> tensor<1x6xf64>
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[MESH:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    call @dtensor_rt_coord(%[[MESH]], %[[MASK]]) : (i64, i64) -> i64
@@ -739,15 +756,15 @@ func.func @all_gather_matmul_async(%a: tensor<2x4xi32>, %b: tensor<4x3xi32>) -> 
 // CHECK-NEXT:    memref.alloc() : memref<1x6xf64>
 // CHECK-NEXT:    memref.copy
 // CHECK-NEXT:    %[[RECV:.*]] = memref.alloc() : memref<1x6xf64>
-// CHECK:         %[[H:.*]] = call @dtensor_rt_start_permute_f64(
+// CHECK:         %[[H:.*]] = call @dtensor_rt_start_permute_f64(%[[CTX]], 
 // CHECK:         %[[P1:.*]] = linalg.matmul ins(%{{.*}}, %[[B]] : tensor<1x8xf64>, tensor<8x6xf64>)
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[H]]) : (i64) -> ()
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[CTX]], %[[H]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NEXT:    %[[ACC:.*]] = bufferization.to_tensor %[[RECV]] restrict writable : memref<1x6xf64> to tensor<1x6xf64>
 // CHECK-NEXT:    tensor.empty() : tensor<1x6xf64>
 // CHECK-NEXT:    linalg.add ins(%[[ACC]], %[[P1]] : tensor<1x6xf64>, tensor<1x6xf64>)
-// CHECK:         call @dtensor_rt_start_permute_f64(
+// CHECK:         call @dtensor_rt_start_permute_f64(%[[CTX]], 
 // CHECK:         call @dtensor_rt_wait(
-// CHECK:         call @dtensor_rt_start_permute_f64(
+// CHECK:         call @dtensor_rt_start_permute_f64(%[[CTX]], 
 // CHECK:         %[[P3:.*]] = linalg.matmul
 // CHECK-NEXT:    call @dtensor_rt_wait(
 // CHECK-NEXT:    %[[ACC:.*]] = bufferization.to_tensor
@@ -763,23 +780,24 @@ func.func @matmul_reduce_scatter(%a: tensor<4x8xf64>, %b: tensor<8x6xf64>) -> te
 // division by the group size at the end), asynchronous.
 // CHECK-LABEL: func.func @matmul_reduce_scatter_async(
 // CHECK-SAME:      %[[A:.*]]: tensor<4x8xi64>, %[[B:.*]]: tensor<8x6xi64>) -> tensor<4x3xi64>
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
 // CHECK:         %[[MESH:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    %[[MASK:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    call @dtensor_rt_coord(%[[MESH]], %[[MASK]]) : (i64, i64) -> i64
 // CHECK:         tensor.extract_slice %[[B]][0, %{{.*}}] [8, 3] [1, 1] : tensor<8x6xi64> to tensor<8x3xi64>
 // CHECK:         linalg.matmul ins(%[[A]], %{{.*}} : tensor<4x8xi64>, tensor<8x3xi64>)
-// CHECK:         %[[H:.*]] = call @dtensor_rt_start_permute_i64(
-// CHECK:         call @dtensor_rt_wait(%[[H]]) : (i64) -> ()
+// CHECK:         %[[H:.*]] = call @dtensor_rt_start_permute_i64(%[[CTX]], 
+// CHECK:         call @dtensor_rt_wait(%[[CTX]], %[[H]]) : (!llvm.ptr, i64) -> ()
 // CHECK-NOT:     call
 // CHECK:         linalg.add
 // CHECK:         arith.divsi %{{.*}}, %{{.*}} : i64
 // CHECK:         return %{{.*}} : tensor<4x3xi64>
 // CHECK-DAG: func.func private @dtensor_rt_coord(i64, i64) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_permute_f32(memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_permute_f64(memref<*xf64>, memref<*xf64>, i64, i64, memref<*xi64>) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_permute_i32(memref<*xi32>, memref<*xi32>, i64, i64, memref<*xi64>) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_start_permute_i64(memref<*xi64>, memref<*xi64>, i64, i64, memref<*xi64>) -> i64{{$}}
-// CHECK-DAG: func.func private @dtensor_rt_wait(i64){{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_permute_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_permute_f64(!llvm.ptr, memref<*xf64>, memref<*xf64>, i64, i64, memref<*xi64>) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_permute_i32(!llvm.ptr, memref<*xi32>, memref<*xi32>, i64, i64, memref<*xi64>) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_start_permute_i64(!llvm.ptr, memref<*xi64>, memref<*xi64>, i64, i64, memref<*xi64>) -> i64{{$}}
+// CHECK-DAG: func.func private @dtensor_rt_wait(!llvm.ptr, i64){{$}}
 func.func @matmul_reduce_scatter_async(%a: tensor<4x8xi64>, %b: tensor<8x6xi64>) -> tensor<4x3xi64> {
   %f = dtensor.async_start {
     %c = dtensor.matmul_reduce_scatter %a, %b on @grid axes = [0] scatter_dim = 1 reduce = avg : tensor<4x8xi64>, tensor<8x6xi64> -> tensor<4x3xi64>
@@ -894,24 +912,24 @@ func.func private @private_helper(%x: tensor<4xf32> {dtensor.layout = #dtensor.l
 
 dtensor.mesh @tp shape = [4]
 
-func.func @f16(%x: tensor<4xf16>) -> tensor<4xf16> {
-  // expected-error @below {{the CPU runtime has no collectives on 'f16' (supported: f32, f64, i32, i64)}}
-  %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf16>
-  return %r : tensor<4xf16>
+func.func @i16(%x: tensor<4xi16>) -> tensor<4xi16> {
+  // expected-error @below {{the runtime has no collectives on 'i16' (supported: f32, f64, i32, i64, bf16, f16)}}
+  %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xi16>
+  return %r : tensor<4xi16>
 }
 
 // -----
 
 dtensor.mesh @tp shape = [4]
 
-func.func @bf16_async(%x: tensor<4xbf16>) -> tensor<16xbf16> {
+func.func @i8_async(%x: tensor<4xi8>) -> tensor<16xi8> {
   %f = dtensor.async_start {
-    // expected-error @below {{the CPU runtime has no collectives on 'bf16' (supported: f32, f64, i32, i64)}}
-    %r = dtensor.all_gather %x on @tp axes = [0] gather_dim = 0 : tensor<4xbf16> -> tensor<16xbf16>
-    dtensor.yield %r : tensor<16xbf16>
-  } : !dtensor.future<tensor<16xbf16>>
-  %y = dtensor.wait %f : !dtensor.future<tensor<16xbf16>>
-  return %y : tensor<16xbf16>
+    // expected-error @below {{the runtime has no collectives on 'i8' (supported: f32, f64, i32, i64, bf16, f16)}}
+    %r = dtensor.all_gather %x on @tp axes = [0] gather_dim = 0 : tensor<4xi8> -> tensor<16xi8>
+    dtensor.yield %r : tensor<16xi8>
+  } : !dtensor.future<tensor<16xi8>>
+  %y = dtensor.wait %f : !dtensor.future<tensor<16xi8>>
+  return %y : tensor<16xi8>
 }
 
 // -----
@@ -919,10 +937,10 @@ func.func @bf16_async(%x: tensor<4xbf16>) -> tensor<16xbf16> {
 dtensor.mesh @tp shape = [4]
 
 // One operand of a coalesced op is enough.
-func.func @coalesced_f16(%x: tensor<4xf32>, %y: tensor<8xf16>) -> (tensor<4xf32>, tensor<8xf16>) {
-  // expected-error @below {{the CPU runtime has no collectives on 'f16'}}
-  %a, %b = dtensor.all_reduce_coalesced %x, %y on @tp axes = [0] reduce = sum : tensor<4xf32>, tensor<8xf16>
-  return %a, %b : tensor<4xf32>, tensor<8xf16>
+func.func @coalesced_i16(%x: tensor<4xf32>, %y: tensor<8xi16>) -> (tensor<4xf32>, tensor<8xi16>) {
+  // expected-error @below {{the runtime has no collectives on 'i16'}}
+  %a, %b = dtensor.all_reduce_coalesced %x, %y on @tp axes = [0] reduce = sum : tensor<4xf32>, tensor<8xi16>
+  return %a, %b : tensor<4xf32>, tensor<8xi16>
 }
 
 // -----
@@ -930,10 +948,10 @@ func.func @coalesced_f16(%x: tensor<4xf32>, %y: tensor<8xf16>) -> (tensor<4xf32>
 dtensor.mesh @tp shape = [4]
 
 // The ring permutes of a fused op report at the fused op.
-func.func @fused_bf16(%a: tensor<2x4xbf16>, %b: tensor<4x3xbf16>) -> tensor<8x3xbf16> {
-  // expected-error @below {{the CPU runtime has no collectives on 'bf16'}}
-  %g, %c = dtensor.all_gather_matmul %a, %b on @tp axes = [0] gather_dim = 0 : tensor<2x4xbf16>, tensor<4x3xbf16> -> tensor<8x4xbf16>, tensor<8x3xbf16>
-  return %c : tensor<8x3xbf16>
+func.func @fused_i8(%a: tensor<2x4xi8>, %b: tensor<4x3xi8>) -> tensor<8x3xi8> {
+  // expected-error @below {{the runtime has no collectives on 'i8'}}
+  %g, %c = dtensor.all_gather_matmul %a, %b on @tp axes = [0] gather_dim = 0 : tensor<2x4xi8>, tensor<4x3xi8> -> tensor<8x4xi8>, tensor<8x3xi8>
+  return %c : tensor<8x3xi8>
 }
 
 // -----
@@ -941,7 +959,7 @@ func.func @fused_bf16(%a: tensor<2x4xbf16>, %b: tensor<4x3xbf16>) -> tensor<8x3x
 dtensor.mesh @tp shape = [4]
 
 func.func @index_elements(%x: tensor<4xindex>) -> tensor<4xindex> {
-  // expected-error @below {{the CPU runtime has no collectives on 'index'}}
+  // expected-error @below {{the runtime has no collectives on 'index'}}
   %y = dtensor.broadcast %x on @tp axes = [0] root = 0 : tensor<4xindex>
   return %y : tensor<4xindex>
 }

@@ -1,7 +1,7 @@
 /*===- CUDARuntime.h - CUDA-only entry points of the runtime ------*- C -*-===*\
 |*                                                                            *|
 |* What libdtensor_runtime_cuda exports besides the collectives of           *|
-|* Runtime.h (which it builds with DTENSOR_RT_CONTEXT_ABI):                   *|
+|* Runtime.h:                                                                 *|
 |*                                                                            *|
 |* - dtensor_rt_matmul_<T>: C = A.B (or C += A.B) with cuBLASLt on the        *|
 |*   rank's compute stream, for compiled code. Memrefs as in Runtime.h.      *|

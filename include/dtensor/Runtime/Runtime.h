@@ -10,8 +10,9 @@
 |*     int64_t sizes[rank]; int64_t strides[rank]; }                          *|
 |* Inputs may be strided; outputs are fresh contiguous (identity) buffers of  *|
 |* exactly the result shape. Each collective exists once per element type:   *|
-|* the suffix _f32, _f64, _i32 or _i64 (and _bf16, _f16 in the context ABI)  *|
-|* names it.                                                                  *|
+|* the suffix (_f32, _f64, _i32, _i64, _bf16, _f16: ElementTypes.def) names *|
+|* it. Backends that cannot reduce 16-bit floats natively (MPI) reduce them  *|
+|* in f32 and round back.                                                     *|
 |*                                                                            *|
 |* Meshes are numbered by the order of their dtensor.mesh ops in the module;  *|
 |* the host registers them before running compiled code. A group is a mesh   *|
@@ -34,21 +35,13 @@
 extern "C" {
 #endif
 
-/* The execution-context ABI (DTENSOR_RT_CONTEXT_ABI defined): backend
- * selection at init, bf16/f16 collectives, and a context argument first in
- * every collective and in dtensor_rt_wait. The CUDA runtime library
- * (dtensor_runtime_cuda) is built with it. TRANSITIONAL: the CPU library
- * keeps the previous ABI until the lowering passes the context; then this
- * macro goes away and the context ABI is the only one. */
-#ifdef DTENSOR_RT_CONTEXT_ABI
+/* Every collective and dtensor_rt_wait take the process's execution context
+ * (dtensor_rt_context()) first: nothing on CPU ranks, the device and the
+ * rank's compute stream on a GPU. */
 #define DTENSOR_RT_CTX_PARAM void *ctx,
-#else
-#define DTENSOR_RT_CTX_PARAM
-#endif
 
 /* Host side. */
 
-#ifdef DTENSOR_RT_CONTEXT_ABI
 /* Initializes backend `backend` ("mpi": CPU, "nccl": CUDA); NULL or ""
  * selects $DTENSOR_RT_BACKEND, else the library's default. Returns 0 on
  * success, non-zero with a message on stderr (unknown or unavailable
@@ -58,10 +51,6 @@ int dtensor_rt_init(const char *backend, int *argc, char ***argv);
  * dtensor_rt_wait (opaque; for the CUDA backend: device, CUcontext and the
  * rank's compute stream). Null before init. */
 void *dtensor_rt_context(void);
-#else
-/* Initializes the backend (MPI_Init if needed). Returns 0 on success. */
-int dtensor_rt_init(int *argc, char ***argv);
-#endif
 /* Finalizes the backend. */
 void dtensor_rt_finalize(void);
 int64_t dtensor_rt_world_rank(void);
@@ -133,14 +122,9 @@ int64_t dtensor_rt_coord(int64_t mesh, int64_t axesMask);
       int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
       int64_t root);
 
-DTENSOR_RT_DECLARE_COLLECTIVES(f32)
-DTENSOR_RT_DECLARE_COLLECTIVES(f64)
-DTENSOR_RT_DECLARE_COLLECTIVES(i32)
-DTENSOR_RT_DECLARE_COLLECTIVES(i64)
-#ifdef DTENSOR_RT_CONTEXT_ABI
-DTENSOR_RT_DECLARE_COLLECTIVES(bf16)
-DTENSOR_RT_DECLARE_COLLECTIVES(f16)
-#endif
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
+  DTENSOR_RT_DECLARE_COLLECTIVES(NAME)
+#include "dtensor/Runtime/ElementTypes.def"
 
 /* Completes the asynchronous collective `handle`; its output is valid after
  * this returns. Each handle is waited exactly once. */

@@ -8,17 +8,26 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::dtensor {
 
-enum class ElementType { F32, F64, I32, I64 };
+/// The element types of the runtime ABI (dtensor/Runtime/ElementTypes.def).
+enum class ElementType {
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES) ENUM,
+#include "dtensor/Runtime/ElementTypes.def"
+};
 
-/// Size in bytes and .npy descriptor ('<f4', ...) of an element type.
+/// Size in bytes, and name: the ABI suffix and MLIR spelling ("bf16").
 int64_t getByteWidth(ElementType type);
-llvm::StringRef getNpyDescr(ElementType type);
 llvm::StringRef getElementTypeName(ElementType type);
+/// The element type named `name` (an MLIR type's spelling), if any.
+std::optional<ElementType> parseElementType(llvm::StringRef name);
+/// The .npy descriptor a tensor of `type` is written with ('<f4', ...):
+/// bf16, which NumPy lacks, is written as f32 ('<f4').
+llvm::StringRef getNpyDescr(ElementType type);
 
 /// A dense row-major array on the host.
 struct HostTensor {
@@ -34,9 +43,12 @@ struct HostTensor {
   void set(int64_t i, double value);
 };
 
-/// Reads a .npy file (version 1.0/2.0, little-endian f4/f8/i4/i8, C order).
+/// Reads a .npy file (version 1.0/2.0, little-endian f2/f4/f8/i4/i8, C
+/// order).
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
-/// Writes a .npy file.
+/// `tensor` with its elements converted to `type` (rounding to nearest).
+HostTensor castHostTensor(const HostTensor &tensor, ElementType type);
+/// Writes a .npy file (bf16 as f32: read it back with castHostTensor).
 llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
 
 /// The chunk of `tensor` selected by per-dim [offsets, offsets + sizes).

@@ -142,6 +142,7 @@ def LowerToRuntimePass : Pass<"dtensor-lower-to-runtime", "::mlir::ModuleOp"> {
     through `_mlir_ciface_<name>`.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",

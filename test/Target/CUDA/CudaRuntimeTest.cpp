@@ -34,10 +34,6 @@
 #include <thread>
 #include <vector>
 
-#ifndef DTENSOR_RT_CONTEXT_ABI
-#error "dtensor-cuda-rt-test is written against the context ABI"
-#endif
-
 // PTX of AddOne.cu, NUL-terminated (generated at build time).
 extern "C" const unsigned char dtensorTestAddOnePtx[];
 

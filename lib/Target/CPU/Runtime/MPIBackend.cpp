@@ -20,6 +20,8 @@
 
 #include "CommBackend.h"
 
+#include "dtensor/Support/Float16.h"
+
 #include <mpi.h>
 
 #include <climits>
@@ -62,14 +64,57 @@ MPI_Datatype mpiType(ElemType type) {
     return MPI_INT64_T;
   case ElemType::BF16:
   case ElemType::F16:
-    // No entry points of the CPU library reach here yet (they come with
-    // the f32-reducing MPI path of the context ABI).
-    break;
+    // Moved as 16-bit words; reductions use the ops of halfOp.
+    return MPI_UINT16_T;
   }
   return MPI_DATATYPE_NULL;
 }
 
-MPI_Op mpiOp(ReduceOp reduce) {
+/// One step of a reduction of 16-bit floats, computed in f32 and rounded
+/// back (MPI has no 16-bit float types).
+template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float),
+          float (*Combine)(float, float)>
+void reduceHalves(void *in, void *inout, int *len, MPI_Datatype *) {
+  const auto *a = static_cast<const uint16_t *>(in);
+  auto *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *len; ++i)
+    b[i] = FromFloat(Combine(ToFloat(a[i]), ToFloat(b[i])));
+}
+
+float addF(float a, float b) { return a + b; }
+float mulF(float a, float b) { return a * b; }
+// NaN propagates, as in MPI_MIN/MPI_MAX on floats of common MPIs.
+float minF(float a, float b) { return a != a || a < b ? a : b; }
+float maxF(float a, float b) { return a != a || a > b ? a : b; }
+
+/// The user-defined MPI ops reducing bf16 and f16 through f32, created once
+/// (MPI_Op_create needs MPI initialized) and freed by MPI_Finalize.
+MPI_Op halfOp(ElemType type, ReduceOp reduce) {
+  using Fn = void (*)(void *, void *, int *, MPI_Datatype *);
+  static const Fn kFns[2][4] = {
+      {reduceHalves<bf16ToFloat, floatToBF16, addF>,
+       reduceHalves<bf16ToFloat, floatToBF16, mulF>,
+       reduceHalves<bf16ToFloat, floatToBF16, minF>,
+       reduceHalves<bf16ToFloat, floatToBF16, maxF>},
+      {reduceHalves<f16ToFloat, floatToF16, addF>,
+       reduceHalves<f16ToFloat, floatToF16, mulF>,
+       reduceHalves<f16ToFloat, floatToF16, minF>,
+       reduceHalves<f16ToFloat, floatToF16, maxF>}};
+  static MPI_Op ops[2][4];
+  static bool created = false;
+  if (!created) {
+    for (int t = 0; t < 2; ++t)
+      for (int r = 0; r < 4; ++r)
+        check(MPI_Op_create(kFns[t][r], /*commute=*/1, &ops[t][r]), "init",
+              "MPI_Op_create");
+    created = true;
+  }
+  return ops[type == ElemType::F16][static_cast<int>(reduce)];
+}
+
+MPI_Op mpiOp(ElemType type, ReduceOp reduce) {
+  if (type == ElemType::BF16 || type == ElemType::F16)
+    return halfOp(type, reduce);
   switch (reduce) {
   case ReduceOp::Sum:
     return MPI_SUM;
@@ -218,7 +263,7 @@ public:
                                          const char *op) override {
     return start(op, "MPI_Iallreduce", [&](MPI_Request *request) {
       return MPI_Iallreduce(send, recv, mpiCount(count, op), mpiType(type),
-                            mpiOp(reduce), commOf(group), request);
+                            mpiOp(type, reduce), commOf(group), request);
     });
   }
 
@@ -241,7 +286,7 @@ public:
     mpiCount(count * group.getSize(), op);
     return start(op, "MPI_Ireduce_scatter_block", [&](MPI_Request *request) {
       return MPI_Ireduce_scatter_block(send, recv, mpiCount(count, op),
-                                       mpiType(type), mpiOp(reduce),
+                                       mpiType(type), mpiOp(type, reduce),
                                        commOf(group), request);
     });
   }
