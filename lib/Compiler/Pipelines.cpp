@@ -28,6 +28,8 @@ void mlir::dtensor::buildSPMDPipeline(OpPassManager &pm,
 
 void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createLowerToRuntimePass());
+  // Compile time: repeated layers become one function called N times.
+  pm.addPass(createOutlineRepeatedPass());
   // arith/math on tensors have no bufferization: make them linalg.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -41,7 +43,8 @@ void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  // Rollback support costs memory and time; the output is the same.
+  pm.addPass(createSCFToControlFlowPass({/*allowPatternRollback=*/false}));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createArithToLLVMConversionPass());

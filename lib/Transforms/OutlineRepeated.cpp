@@ -1,0 +1,464 @@
+//===- OutlineRepeated.cpp - one function for repeated layers -------------===//
+//
+// An N-layer model is one function of N copies of the same ops. Upstream
+// lowering passes (bufferization, loops, the LLVM conversions) work on whole
+// functions, and several grow faster than linearly with the function's
+// size. This pass cuts the repeated run of a function body into pieces of
+// one period, outlines one piece and calls it for every identical piece, so
+// that everything after it processes one layer however many there are.
+//
+// All of it is linear in the number of ops: fingerprints of the top-level
+// ops, the period from the gaps between equal fingerprints, one lockstep
+// comparison of each piece with the outlined function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_OUTLINEREPEATEDPASS
+#include "dtensor/Transforms/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+/// A fingerprint of an op that ignores its operands: name, attributes,
+/// types, and the names of the ops nested in it.
+static llvm::hash_code fingerprint(Operation *op) {
+  llvm::hash_code hash = OperationEquivalence::computeHash(
+      op, OperationEquivalence::ignoreHashValue,
+      OperationEquivalence::ignoreHashValue,
+      OperationEquivalence::IgnoreLocations);
+  hash = llvm::hash_combine(hash, op->getOperandTypes().size());
+  for (Type type : op->getOperandTypes())
+    hash = llvm::hash_combine(hash, type);
+  op->walk([&](Operation *nested) {
+    if (nested != op)
+      hash = llvm::hash_combine(hash, nested->getName(),
+                                nested->getNumOperands());
+  });
+  return hash;
+}
+
+/// The outlining of one function body.
+class Outliner {
+public:
+  Outliner(func::FuncOp func, SymbolTable &symbols, int64_t minOps,
+           int64_t minRepeats)
+      : func(func), body(func.getBody().front()), symbols(symbols),
+        minOps(std::max<int64_t>(minOps, 1)),
+        minRepeats(std::max<int64_t>(minRepeats, 2)) {}
+
+  /// Outlines the longest repeated run, if any; returns the number of
+  /// pieces replaced by calls (0: nothing changed).
+  int64_t run();
+
+private:
+  /// The position of the top-level op holding `op`, or -1 outside the body.
+  int64_t positionOf(Operation *op) const {
+    Operation *top = body.findAncestorOpInBlock(*op);
+    if (!top)
+      return -1;
+    auto it = position.find(top);
+    return it == position.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+  /// The position of the top-level op defining `value` (or holding the
+  /// block that has it as an argument), or -1.
+  int64_t definedAt(Value value) const {
+    if (Operation *def = value.getDefiningOp())
+      return positionOf(def);
+    Operation *parent = value.getParentBlock()->getParentOp();
+    return parent == func ? -1 : positionOf(parent);
+  }
+  bool inPiece(int64_t pos, unsigned begin) const {
+    return pos >= static_cast<int64_t>(begin) &&
+           pos < static_cast<int64_t>(begin + period);
+  }
+
+  /// Whether `value` is made by side effect free ops from constants alone,
+  /// so that a clone may stand for it.
+  bool isRematerializable(Value value);
+  void collectRemat(Operation *op, llvm::SetVector<Operation *> &remat);
+
+  /// The period and the first op of the longest periodic run; false if no
+  /// run has `minRepeats` pieces of at least `minOps` ops.
+  bool findRun(unsigned &begin, unsigned &pieces);
+  /// The cut in [begin, begin + slack] that fewest values cross.
+  unsigned bestCut(unsigned begin, unsigned slack);
+
+  func::FuncOp outline(unsigned begin, unsigned &numRemat);
+  bool matches(unsigned begin, func::FuncOp outlined, unsigned numRemat,
+               SmallVectorImpl<Value> &callArgs);
+  bool equalOps(Operation *a, Operation *b, unsigned begin,
+                SmallVectorImpl<Value> &callArgs);
+  bool equalValues(Value a, Value b, unsigned begin,
+                   SmallVectorImpl<Value> &callArgs);
+  void replace(unsigned begin, func::FuncOp outlined,
+               ArrayRef<Value> callArgs);
+
+  func::FuncOp func;
+  Block &body;
+  SymbolTable &symbols;
+  int64_t minOps, minRepeats;
+
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, unsigned> position;
+  unsigned period = 0;
+  /// Results (offset in the piece, result number) some piece's ops outside
+  /// it use.
+  SmallVector<std::pair<unsigned, unsigned>> escaping;
+  DenseMap<Value, bool> rematerializable;
+
+  /// During a comparison: values of the outlined function -> the piece's.
+  DenseMap<Value, Value> valueMap;
+  /// Remat clones of the outlined function -> the piece's ops found equal.
+  DenseSet<std::pair<Operation *, Operation *>> equalRemat;
+  /// The remat clones of the outlined function.
+  DenseSet<Operation *> rematClones;
+  Block *entry = nullptr;
+};
+
+bool Outliner::isRematerializable(Value value) {
+  auto it = rematerializable.find(value);
+  if (it != rematerializable.end())
+    return it->second;
+  Operation *def = value.getDefiningOp();
+  bool ok = def && def->getNumSuccessors() == 0 && isMemoryEffectFree(def) &&
+            !isa<func::CallOp>(def);
+  // Nested ops use only what is defined in `def` (a linalg.fill body).
+  if (ok)
+    def->walk([&](Operation *nested) {
+      if (nested == def)
+        return;
+      for (Value operand : nested->getOperands()) {
+        Operation *owner = operand.getDefiningOp()
+                               ? operand.getDefiningOp()
+                               : operand.getParentBlock()->getParentOp();
+        if (!def->isAncestor(owner))
+          ok = false;
+      }
+    });
+  rematerializable[value] = ok; // Break cycles (graph regions) as false.
+  if (ok)
+    for (Value operand : def->getOperands())
+      if (!isRematerializable(operand)) {
+        ok = false;
+        break;
+      }
+  rematerializable[value] = ok;
+  return ok;
+}
+
+void Outliner::collectRemat(Operation *op,
+                            llvm::SetVector<Operation *> &remat) {
+  if (remat.contains(op))
+    return;
+  for (Value operand : op->getOperands())
+    collectRemat(operand.getDefiningOp(), remat);
+  remat.insert(op);
+}
+
+bool Outliner::findRun(unsigned &begin, unsigned &pieces) {
+  unsigned n = ops.size();
+  SmallVector<llvm::hash_code> hashes;
+  hashes.reserve(n);
+  for (Operation *op : ops)
+    hashes.push_back(fingerprint(op));
+
+  // Candidate periods: the most frequent gaps between equal fingerprints.
+  DenseMap<size_t, unsigned> last;
+  DenseMap<unsigned, unsigned> gapCount;
+  for (unsigned i = 0; i < n; ++i) {
+    auto [it, inserted] = last.try_emplace(static_cast<size_t>(hashes[i]), i);
+    if (!inserted) {
+      unsigned gap = i - it->second;
+      if (gap >= static_cast<unsigned>(minOps))
+        ++gapCount[gap];
+      it->second = i;
+    }
+  }
+  SmallVector<std::pair<unsigned, unsigned>> gaps; // (count, gap)
+  for (auto [gap, count] : gapCount)
+    gaps.emplace_back(count, gap);
+  llvm::sort(gaps, [](auto a, auto b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  if (gaps.size() > 8)
+    gaps.resize(8);
+
+  // The period whose longest run saves the most ops.
+  uint64_t bestSaved = 0;
+  for (auto [count, p] : gaps) {
+    unsigned runStart = 0, runLength = 0, start = 0, length = 0;
+    for (unsigned i = 0; i + p < n; ++i) {
+      if (hashes[i] != hashes[i + p]) {
+        length = 0;
+        continue;
+      }
+      if (length++ == 0)
+        start = i;
+      if (length > runLength) {
+        runLength = length;
+        runStart = start;
+      }
+    }
+    unsigned k = (runLength + p) / p;
+    if (k < static_cast<unsigned>(minRepeats))
+      continue;
+    uint64_t saved = uint64_t(k - 1) * p;
+    if (saved > bestSaved || (saved == bestSaved && p < period)) {
+      bestSaved = saved;
+      period = p;
+      pieces = k;
+      begin = bestCut(runStart, runLength + p - k * p);
+    }
+  }
+  return bestSaved > 0;
+}
+
+unsigned Outliner::bestCut(unsigned begin, unsigned slack) {
+  // crossing[c] for cuts c in [begin, begin + slack]: values defined before
+  // the cut and used at or after it.
+  SmallVector<int64_t> delta(slack + 2, 0);
+  unsigned lo = begin, hi = begin + slack;
+  for (unsigned d = 0, e = std::min<unsigned>(hi, ops.size()); d < e; ++d) {
+    for (Value result : ops[d]->getResults()) {
+      if (isRematerializable(result))
+        continue;
+      int64_t lastUse = -1;
+      for (Operation *user : result.getUsers())
+        lastUse = std::max(lastUse, positionOf(user));
+      // Crosses cuts c with d < c <= lastUse.
+      int64_t from = std::max<int64_t>(d + 1, lo);
+      int64_t to = std::min<int64_t>(lastUse, hi);
+      if (from > to)
+        continue;
+      delta[from - lo] += 1;
+      delta[to - lo + 1] -= 1;
+    }
+  }
+  unsigned best = begin;
+  int64_t bestCount = std::numeric_limits<int64_t>::max(), running = 0;
+  for (unsigned c = lo; c <= hi; ++c) {
+    running += delta[c - lo];
+    if (running < bestCount) {
+      bestCount = running;
+      best = c;
+    }
+  }
+  return best;
+}
+
+func::FuncOp Outliner::outline(unsigned begin, unsigned &numRemat) {
+  llvm::SetVector<Value> args;
+  llvm::SetVector<Operation *> remat;
+  for (unsigned t = 0; t < period; ++t)
+    ops[begin + t]->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      for (Value operand : op->getOperands()) {
+        if (inPiece(definedAt(operand), begin))
+          continue;
+        if (isRematerializable(operand))
+          collectRemat(operand.getDefiningOp(), remat);
+        else
+          args.insert(operand);
+      }
+    });
+  SmallVector<Type> argTypes, resultTypes;
+  for (Value arg : args)
+    argTypes.push_back(arg.getType());
+  for (auto [t, r] : escaping)
+    resultTypes.push_back(ops[begin + t]->getResult(r).getType());
+
+  OpBuilder builder(func);
+  auto outlined = func::FuncOp::create(
+      builder, ops[begin]->getLoc(), (func.getSymName() + "_repeated").str(),
+      builder.getFunctionType(argTypes, resultTypes));
+  outlined.setPrivate();
+  symbols.insert(outlined, Block::iterator(func));
+  entry = outlined.addEntryBlock();
+  IRMapping mapping;
+  for (auto [arg, value] : llvm::zip(entry->getArguments(), args))
+    mapping.map(value, arg);
+  builder.setInsertionPointToStart(entry);
+  rematClones.clear();
+  for (Operation *op : remat)
+    rematClones.insert(builder.clone(*op, mapping));
+  numRemat = remat.size();
+  for (unsigned t = 0; t < period; ++t)
+    builder.clone(*ops[begin + t], mapping);
+  SmallVector<Value> results;
+  for (auto [t, r] : escaping)
+    results.push_back(mapping.lookup(ops[begin + t]->getResult(r)));
+  func::ReturnOp::create(builder, func.getLoc(), results);
+  return outlined;
+}
+
+bool Outliner::equalValues(Value a, Value b, unsigned begin,
+                           SmallVectorImpl<Value> &callArgs) {
+  auto it = valueMap.find(a);
+  if (it != valueMap.end())
+    return it->second == b;
+  bool bInside = inPiece(definedAt(b), begin);
+  if (auto arg = dyn_cast<BlockArgument>(a); arg && arg.getOwner() == entry) {
+    if (bInside)
+      return false;
+    Value &slot = callArgs[arg.getArgNumber()];
+    if (!slot)
+      slot = b;
+    return slot == b;
+  }
+  Operation *clone = a.getDefiningOp();
+  if (!clone || !rematClones.contains(clone) || bInside ||
+      !isRematerializable(b))
+    return false;
+  Operation *def = b.getDefiningOp();
+  if (cast<OpResult>(a).getResultNumber() != cast<OpResult>(b).getResultNumber())
+    return false;
+  if (equalRemat.contains({clone, def}))
+    return true;
+  // Remat ops are compared by structure; their values are not mapped (two
+  // equal constants of a piece may share one clone).
+  DenseMap<Value, Value> saved;
+  std::swap(saved, valueMap);
+  bool equal = equalOps(clone, def, begin, callArgs);
+  std::swap(saved, valueMap);
+  if (equal)
+    equalRemat.insert({clone, def});
+  return equal;
+}
+
+bool Outliner::equalOps(Operation *a, Operation *b, unsigned begin,
+                        SmallVectorImpl<Value> &callArgs) {
+  if (a->getName() != b->getName() ||
+      a->getNumOperands() != b->getNumOperands() ||
+      a->getNumResults() != b->getNumResults() ||
+      a->getNumRegions() != b->getNumRegions() || a->getNumSuccessors() ||
+      b->getNumSuccessors() || a->getResultTypes() != b->getResultTypes() ||
+      a->getAttrDictionary() != b->getAttrDictionary())
+    return false;
+  for (auto [x, y] : llvm::zip(a->getOperands(), b->getOperands()))
+    if (!equalValues(x, y, begin, callArgs))
+      return false;
+  for (auto [ra, rb] : llvm::zip(a->getRegions(), b->getRegions())) {
+    if (ra.getBlocks().size() != rb.getBlocks().size())
+      return false;
+    for (auto [ba, bb] : llvm::zip(ra, rb)) {
+      if (ba.getNumArguments() != bb.getNumArguments() ||
+          ba.getOperations().size() != bb.getOperations().size())
+        return false;
+      for (auto [x, y] : llvm::zip(ba.getArguments(), bb.getArguments())) {
+        if (x.getType() != y.getType())
+          return false;
+        valueMap[x] = y;
+      }
+      for (auto [x, y] : llvm::zip(ba, bb))
+        if (!equalOps(&x, &y, begin, callArgs))
+          return false;
+    }
+  }
+  for (auto [x, y] : llvm::zip(a->getResults(), b->getResults()))
+    valueMap[x] = y;
+  return true;
+}
+
+bool Outliner::matches(unsigned begin, func::FuncOp outlined,
+                       unsigned numRemat, SmallVectorImpl<Value> &callArgs) {
+  valueMap.clear();
+  callArgs.assign(outlined.getNumArguments(), Value());
+  auto it = std::next(entry->begin(), numRemat);
+  for (unsigned t = 0; t < period; ++t, ++it)
+    if (!equalOps(&*it, ops[begin + t], begin, callArgs))
+      return false;
+  // An argument no op uses (impossible by construction) would stay null.
+  return llvm::all_of(callArgs, [](Value v) { return static_cast<bool>(v); });
+}
+
+void Outliner::replace(unsigned begin, func::FuncOp outlined,
+                       ArrayRef<Value> callArgs) {
+  OpBuilder builder(ops[begin]);
+  auto call =
+      func::CallOp::create(builder, ops[begin]->getLoc(), outlined, callArgs);
+  for (auto [i, entry] : llvm::enumerate(escaping)) {
+    Value old = ops[begin + entry.first]->getResult(entry.second);
+    old.replaceUsesWithIf(call.getResult(i), [&](OpOperand &use) {
+      return !inPiece(positionOf(use.getOwner()), begin);
+    });
+  }
+  for (unsigned t = period; t-- > 0;) {
+    position.erase(ops[begin + t]);
+    ops[begin + t]->erase();
+    ops[begin + t] = nullptr;
+  }
+}
+
+int64_t Outliner::run() {
+  for (Operation &op : body.without_terminator()) {
+    position[&op] = ops.size();
+    ops.push_back(&op);
+  }
+  unsigned begin = 0, pieces = 0;
+  if (ops.size() < 2 * static_cast<size_t>(minOps) || !findRun(begin, pieces))
+    return 0;
+
+  // Results used outside their piece, in any piece.
+  llvm::SetVector<std::pair<unsigned, unsigned>> escapes;
+  for (unsigned k = 0; k < pieces; ++k) {
+    unsigned start = begin + k * period;
+    for (unsigned t = 0; t < period; ++t)
+      for (OpResult result : ops[start + t]->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !inPiece(positionOf(user), start);
+            }))
+          escapes.insert({t, result.getResultNumber()});
+  }
+  escaping.assign(escapes.begin(), escapes.end());
+  llvm::sort(escaping);
+
+  unsigned numRemat = 0;
+  func::FuncOp outlined = outline(begin, numRemat);
+  int64_t calls = 0;
+  SmallVector<Value> callArgs;
+  for (unsigned k = 0; k < pieces; ++k) {
+    unsigned start = begin + k * period;
+    if (!matches(start, outlined, numRemat, callArgs))
+      continue;
+    replace(start, outlined, callArgs);
+    ++calls;
+  }
+  // Pieces that differ after all stay in place; a function without
+  // callers goes.
+  if (calls == 0)
+    outlined.erase();
+  return calls;
+}
+
+struct OutlineRepeatedPass
+    : dtensor::impl::OutlineRepeatedPassBase<OutlineRepeatedPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      if (func.isExternal() || !func.getBody().hasOneBlock())
+        continue;
+      int64_t calls = Outliner(func, symbols, minOps, minRepeats).run();
+      if (calls) {
+        ++numOutlined;
+        numCalls += calls;
+      }
+    }
+  }
+};
+
+} // namespace
