@@ -433,7 +433,7 @@ bool FuseCollectiveMatmulPass::shouldFuse(
 void FuseCollectiveMatmulPass::visitAllGather(AllGatherOp op,
                                               DominanceInfo &dominance) {
   auto notFused = [&](const Twine &why) {
-    op.emitRemark() << "not fused: " << why;
+    emitRemark(op.getLoc()) << "not fused: " << why;
   };
   std::string why;
   std::optional<Site> site = siteOf(op, why);
@@ -560,7 +560,7 @@ void FuseCollectiveMatmulPass::visitAllGather(AllGatherOp op,
   auto fused = AllGatherMatmulOp::create(
       b, loc, gatheredType, resultTypes, op.getInput(), bs, op.getMeshAttr(),
       op.getMeshAxesAttr(), op.getGatherDimAttr());
-  op.emitRemark() << "fused with " << consumers.size() << " matmul"
+  emitRemark(op.getLoc()) << "fused with " << consumers.size() << " matmul"
                   << (consumers.size() == 1 ? "" : "s")
                   << " into dtensor.all_gather_matmul"
                   << (assembleGathered
@@ -588,7 +588,7 @@ void FuseCollectiveMatmulPass::visitAllGather(AllGatherOp op,
 
 void FuseCollectiveMatmulPass::visitReduceScatter(ReduceScatterOp op) {
   auto notFused = [&](const Twine &why) {
-    op.emitRemark() << "not fused: " << why;
+    emitRemark(op.getLoc()) << "not fused: " << why;
   };
   std::string why;
   std::optional<Site> site = siteOf(op, why);
@@ -669,7 +669,7 @@ void FuseCollectiveMatmulPass::visitReduceScatter(ReduceScatterOp op) {
       b, op.getLoc(), op.getResult().getType(), a, plainB(b, *matmul),
       op.getMeshAttr(), op.getMeshAxesAttr(), op.getScatterDimAttr(),
       op.getReduceAttr());
-  op.emitRemark() << "fused with its matmul into "
+  emitRemark(op.getLoc()) << "fused with its matmul into "
                      "dtensor.matmul_reduce_scatter: "
                   << verdict;
   site->result.replaceAllUsesWith(fused.getResult());

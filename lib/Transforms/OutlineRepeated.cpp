@@ -20,6 +20,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::dtensor {
@@ -62,6 +63,10 @@ public:
   /// Outlines the longest repeated run, if any; returns the number of
   /// pieces replaced by calls (0: nothing changed).
   int64_t run();
+  /// Outlines each op with regions that occurs `minRepeats` times or more,
+  /// wherever it is, into one function per kind; returns the number of
+  /// ops replaced by calls.
+  int64_t runSingleOps();
 
 private:
   /// The position of the top-level op holding `op`, or -1 outside the body.
@@ -96,6 +101,10 @@ private:
   /// The cut in [begin, begin + slack] that fewest values cross.
   unsigned bestCut(unsigned begin, unsigned slack);
 
+  void collectOps();
+  /// Outlines the piece at `starts[0]` and replaces every identical piece
+  /// of `starts` by a call, if there are `minRepeats` of them.
+  int64_t outlineAt(ArrayRef<unsigned> starts);
   func::FuncOp outline(unsigned begin, unsigned &numRemat);
   bool matches(unsigned begin, func::FuncOp outlined, unsigned numRemat,
                SmallVectorImpl<Value> &callArgs);
@@ -106,6 +115,11 @@ private:
   void replace(unsigned begin, func::FuncOp outlined,
                ArrayRef<Value> callArgs);
 
+public:
+  /// Functions outlined so far.
+  int64_t functions = 0;
+
+private:
   func::FuncOp func;
   Block &body;
   SymbolTable &symbols;
@@ -401,44 +415,76 @@ void Outliner::replace(unsigned begin, func::FuncOp outlined,
   }
 }
 
-int64_t Outliner::run() {
+void Outliner::collectOps() {
+  ops.clear();
+  position.clear();
   for (Operation &op : body.without_terminator()) {
     position[&op] = ops.size();
     ops.push_back(&op);
   }
+}
+
+int64_t Outliner::run() {
+  collectOps();
   unsigned begin = 0, pieces = 0;
   if (ops.size() < 2 * static_cast<size_t>(minOps) || !findRun(begin, pieces))
     return 0;
+  SmallVector<unsigned> starts;
+  for (unsigned k = 0; k < pieces; ++k)
+    starts.push_back(begin + k * period);
+  return outlineAt(starts);
+}
 
+int64_t Outliner::runSingleOps() {
+  collectOps();
+  period = 1;
+  // Ops with regions (loop nests after lowering) by fingerprint, in order.
+  llvm::MapVector<size_t, SmallVector<unsigned>> groups;
+  for (auto [i, op] : llvm::enumerate(ops))
+    if (op->getNumRegions() && !isa<func::CallOp>(op))
+      groups[static_cast<size_t>(fingerprint(op))].push_back(i);
+  int64_t calls = 0;
+  for (auto &[hash, starts] : groups)
+    if (starts.size() >= static_cast<size_t>(minRepeats))
+      calls += outlineAt(starts);
+  return calls;
+}
+
+int64_t Outliner::outlineAt(ArrayRef<unsigned> starts) {
   // Results used outside their piece, in any piece.
   llvm::SetVector<std::pair<unsigned, unsigned>> escapes;
-  for (unsigned k = 0; k < pieces; ++k) {
-    unsigned start = begin + k * period;
+  for (unsigned start : starts)
     for (unsigned t = 0; t < period; ++t)
       for (OpResult result : ops[start + t]->getResults())
         if (llvm::any_of(result.getUsers(), [&](Operation *user) {
               return !inPiece(positionOf(user), start);
             }))
           escapes.insert({t, result.getResultNumber()});
-  }
   escaping.assign(escapes.begin(), escapes.end());
   llvm::sort(escaping);
 
   unsigned numRemat = 0;
-  func::FuncOp outlined = outline(begin, numRemat);
-  int64_t calls = 0;
+  func::FuncOp outlined = outline(starts.front(), numRemat);
+  // Count the identical pieces first: fewer than `minRepeats` are not worth
+  // a function.
   SmallVector<Value> callArgs;
-  for (unsigned k = 0; k < pieces; ++k) {
-    unsigned start = begin + k * period;
+  int64_t identical = llvm::count_if(starts, [&](unsigned start) {
+    return matches(start, outlined, numRemat, callArgs);
+  });
+  if (identical < minRepeats) {
+    symbols.erase(outlined);
+    return 0;
+  }
+  ++functions;
+  int64_t calls = 0;
+  for (unsigned start : starts) {
+    // Earlier replacements changed the values this piece uses: compare
+    // again for its call's arguments.
     if (!matches(start, outlined, numRemat, callArgs))
       continue;
     replace(start, outlined, callArgs);
     ++calls;
   }
-  // Pieces that differ after all stay in place; a function without
-  // callers goes.
-  if (calls == 0)
-    outlined.erase();
   return calls;
 }
 
@@ -452,11 +498,23 @@ struct OutlineRepeatedPass
     for (func::FuncOp func : funcs) {
       if (func.isExternal() || !func.getBody().hasOneBlock())
         continue;
-      int64_t calls = Outliner(func, symbols, minOps, minRepeats).run();
-      if (calls) {
-        ++numOutlined;
+      // What is left after one run may hold another repeated run (the
+      // first layers, which the scheduler gave extra work, or a second kind
+      // of layer): a few more runs, each linear.
+      for (int round = 0; round < 4; ++round) {
+        Outliner outliner(func, symbols, minOps, minRepeats);
+        int64_t calls = outliner.run();
+        numOutlined += outliner.functions;
         numCalls += calls;
+        if (!calls)
+          break;
       }
+      // Single ops that still repeat where no run of them does (work the
+      // scheduler spread over the first layers, a model's odd layers): one
+      // function per kind of op.
+      Outliner outliner(func, symbols, minOps, minRepeats);
+      numCalls += outliner.runSingleOps();
+      numOutlined += outliner.functions;
     }
   }
 };
