@@ -11,7 +11,7 @@ and writing its output):
   overlap   --dtensor-overlap
   lowering  --dtensor-cpu-lowering
   total     all of the above in one process, global-view text in, LLVM
-            dialect text out (to a file)
+            dialect out (bytecode, to a file)
 For each: wall time (s) and peak resident memory (MiB, the process's
 ru_maxrss). Then the time per added layer of `total` between consecutive N.
 
@@ -123,7 +123,8 @@ def main():
                     cells.append(f"{m[0]:.3f} | {m[1]:.0f}")
                     src = out
             flags = [f.format(plan=plan) for _, fl in STAGES for f in fl]
-            cmd = [a.opt, model, *flags, "-o", os.path.join(work, f"{dtype}-{n}.ll.mlir")]
+            cmd = [a.opt, model, *flags, "--emit-bytecode",
+                   "-o", os.path.join(work, f"{dtype}-{n}.ll.mlirbc")]
             m = measure(cmd, err, a.repeat)
             if m is None:
                 cells.append("FAIL | -")

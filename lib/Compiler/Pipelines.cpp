@@ -28,7 +28,9 @@ void mlir::dtensor::buildSPMDPipeline(OpPassManager &pm,
 
 void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createLowerToRuntimePass());
-  // Compile time: repeated layers become one function called N times.
+  // Compile time: repeated layers become one function called N times (after
+  // the runtime lowering, where no future crosses a layer boundary: a
+  // collective in flight is a handle and a buffer).
   pm.addPass(createOutlineRepeatedPass());
   // arith/math on tensors have no bufferization: make them linalg.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

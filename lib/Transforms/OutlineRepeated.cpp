@@ -33,13 +33,35 @@ using namespace mlir::dtensor;
 
 namespace {
 
-/// A fingerprint of an op that ignores its operands: name, attributes,
-/// types, and the names of the ops nested in it.
+/// Whether attribute `name` is one of the project's discardable
+/// annotations (`dtensor.module = "layers.3.attn"`, layouts): notes about
+/// where an op came from that differ from layer to layer and that the
+/// lowering drops.
+static bool isAnnotation(StringAttr name) {
+  return name.getValue().starts_with("dtensor.");
+}
+
+/// The attributes that make an op what it is: inherent and discardable,
+/// annotations left out.
+static SmallVector<NamedAttribute> getSemanticAttrs(Operation *op) {
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : op->getAttrs())
+    if (!isAnnotation(attr.getName()))
+      attrs.push_back(attr);
+  return attrs;
+}
+
+/// A fingerprint of an op that ignores its operands: name, attributes
+/// (annotations left out), types, and the names of the ops nested in it.
 static llvm::hash_code fingerprint(Operation *op) {
   llvm::hash_code hash = OperationEquivalence::computeHash(
       op, OperationEquivalence::ignoreHashValue,
       OperationEquivalence::ignoreHashValue,
-      OperationEquivalence::IgnoreLocations);
+      OperationEquivalence::IgnoreLocations |
+          OperationEquivalence::IgnoreDiscardableAttrs);
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    if (!isAnnotation(attr.getName()))
+      hash = llvm::hash_combine(hash, attr.getName(), attr.getValue());
   hash = llvm::hash_combine(hash, op->getOperandTypes().size());
   for (Type type : op->getOperandTypes())
     hash = llvm::hash_combine(hash, type);
@@ -98,8 +120,14 @@ private:
   /// The period and the first op of the longest periodic run; false if no
   /// run has `minRepeats` pieces of at least `minOps` ops.
   bool findRun(unsigned &begin, unsigned &pieces);
-  /// The cut in [begin, begin + slack] that fewest values cross.
-  unsigned bestCut(unsigned begin, unsigned slack);
+  /// The first cut of a run of `span` periodic ops from `runStart`, and
+  /// the number of pieces from there: no future crosses it, then as many
+  /// pieces as possible, then as few values crossing it as possible.
+  bool chooseCut(unsigned runStart, unsigned span, unsigned &begin,
+                 unsigned &pieces);
+  /// Whether a function can take or return a value of `type` (a future is
+  /// consumed where it is made).
+  static bool isPassable(Type type) { return !isa<FutureType>(type); }
 
   void collectOps();
   /// Outlines the piece at `starts[0]` and replaces every identical piece
@@ -189,30 +217,47 @@ bool Outliner::findRun(unsigned &begin, unsigned &pieces) {
   for (Operation *op : ops)
     hashes.push_back(fingerprint(op));
 
-  // Candidate periods: the most frequent gaps between equal fingerprints.
+  // Candidate periods: gaps between consecutive equal fingerprints. A
+  // layer's period is the gap of nearly every kind of op in it, a period
+  // inside a layer (three projections in a row) that of a few kinds seen
+  // often: rank gaps both by how many kinds have them and by how often they
+  // occur, and try the first of each (a fixed number, so linear in all).
   DenseMap<size_t, unsigned> last;
-  DenseMap<unsigned, unsigned> gapCount;
+  DenseMap<unsigned, unsigned> gapCount, gapKinds;
+  DenseSet<std::pair<size_t, unsigned>> seenKindGap;
   for (unsigned i = 0; i < n; ++i) {
-    auto [it, inserted] = last.try_emplace(static_cast<size_t>(hashes[i]), i);
+    size_t hash = static_cast<size_t>(hashes[i]);
+    auto [it, inserted] = last.try_emplace(hash, i);
     if (!inserted) {
       unsigned gap = i - it->second;
-      if (gap >= static_cast<unsigned>(minOps))
+      if (gap >= static_cast<unsigned>(minOps)) {
         ++gapCount[gap];
+        if (seenKindGap.insert({hash, gap}).second)
+          ++gapKinds[gap];
+      }
       it->second = i;
     }
   }
-  SmallVector<std::pair<unsigned, unsigned>> gaps; // (count, gap)
-  for (auto [gap, count] : gapCount)
-    gaps.emplace_back(count, gap);
-  llvm::sort(gaps, [](auto a, auto b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  if (gaps.size() > 8)
-    gaps.resize(8);
+  auto top = [](const DenseMap<unsigned, unsigned> &counts, size_t limit) {
+    SmallVector<std::pair<unsigned, unsigned>> ranked; // (count, gap)
+    for (auto [gap, count] : counts)
+      ranked.emplace_back(count, gap);
+    llvm::sort(ranked, [](auto a, auto b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    if (ranked.size() > limit)
+      ranked.resize(limit);
+    return ranked;
+  };
+  llvm::SetVector<unsigned> candidates;
+  for (auto [count, gap] : top(gapKinds, 16))
+    candidates.insert(gap);
+  for (auto [count, gap] : top(gapCount, 16))
+    candidates.insert(gap);
 
   // The period whose longest run saves the most ops.
   uint64_t bestSaved = 0;
-  for (auto [count, p] : gaps) {
+  for (unsigned p : candidates) {
     unsigned runStart = 0, runLength = 0, start = 0, length = 0;
     for (unsigned i = 0; i + p < n; ++i) {
       if (hashes[i] != hashes[i + p]) {
@@ -226,26 +271,32 @@ bool Outliner::findRun(unsigned &begin, unsigned &pieces) {
         runStart = start;
       }
     }
-    unsigned k = (runLength + p) / p;
-    if (k < static_cast<unsigned>(minRepeats))
+    if ((runLength + p) / p < static_cast<unsigned>(minRepeats))
       continue;
-    uint64_t saved = uint64_t(k - 1) * p;
-    if (saved > bestSaved || (saved == bestSaved && p < period)) {
+    unsigned previous = period, cut = 0, k = 0;
+    period = p;
+    bool found = chooseCut(runStart, runLength + p, cut, k);
+    if (getenv("DBG_OUTLINE")) llvm::errs() << "DBG p=" << p << " runStart=" << runStart << " runLength=" << runLength << " found=" << found << " k=" << k << "\n";
+    uint64_t saved = found ? uint64_t(k - 1) * p : 0;
+    if (found && (saved > bestSaved || (saved == bestSaved && p < previous))) {
       bestSaved = saved;
-      period = p;
       pieces = k;
-      begin = bestCut(runStart, runLength + p - k * p);
+      begin = cut;
+    } else {
+      period = previous;
     }
   }
   return bestSaved > 0;
 }
 
-unsigned Outliner::bestCut(unsigned begin, unsigned slack) {
-  // crossing[c] for cuts c in [begin, begin + slack]: values defined before
-  // the cut and used at or after it.
-  SmallVector<int64_t> delta(slack + 2, 0);
-  unsigned lo = begin, hi = begin + slack;
-  for (unsigned d = 0, e = std::min<unsigned>(hi, ops.size()); d < e; ++d) {
+bool Outliner::chooseCut(unsigned runStart, unsigned span, unsigned &begin,
+                         unsigned &pieces) {
+  // For each cut c in [runStart, runStart + period): the values defined
+  // before c and used at or after it, and how many of them are futures (a
+  // collective in flight across the cut: not passable to a function).
+  unsigned lo = runStart, hi = runStart + std::min(period, span) - 1;
+  SmallVector<int64_t> delta(hi - lo + 2, 0), futureDelta(hi - lo + 2, 0);
+  for (unsigned d = 0; d < hi && d < ops.size(); ++d) {
     for (Value result : ops[d]->getResults()) {
       if (isRematerializable(result))
         continue;
@@ -259,18 +310,29 @@ unsigned Outliner::bestCut(unsigned begin, unsigned slack) {
         continue;
       delta[from - lo] += 1;
       delta[to - lo + 1] -= 1;
+      if (!isPassable(result.getType())) {
+        futureDelta[from - lo] += 1;
+        futureDelta[to - lo + 1] -= 1;
+      }
     }
   }
-  unsigned best = begin;
-  int64_t bestCount = std::numeric_limits<int64_t>::max(), running = 0;
+  bool found = false;
+  int64_t bestCount = 0, running = 0, futures = 0;
   for (unsigned c = lo; c <= hi; ++c) {
     running += delta[c - lo];
-    if (running < bestCount) {
+    futures += futureDelta[c - lo];
+    unsigned k = (span - (c - lo)) / period;
+    if (futures || k < static_cast<unsigned>(minRepeats))
+      continue;
+    // Most pieces first, then fewest values crossing.
+    if (!found || k > pieces || (k == pieces && running < bestCount)) {
+      found = true;
+      begin = c;
+      pieces = k;
       bestCount = running;
-      best = c;
     }
   }
-  return best;
+  return found;
 }
 
 func::FuncOp Outliner::outline(unsigned begin, unsigned &numRemat) {
@@ -290,6 +352,8 @@ func::FuncOp Outliner::outline(unsigned begin, unsigned &numRemat) {
   SmallVector<Type> argTypes, resultTypes;
   for (Value arg : args)
     argTypes.push_back(arg.getType());
+  if (!llvm::all_of(argTypes, isPassable))
+    return nullptr;
   for (auto [t, r] : escaping)
     resultTypes.push_back(ops[begin + t]->getResult(r).getType());
 
@@ -310,6 +374,13 @@ func::FuncOp Outliner::outline(unsigned begin, unsigned &numRemat) {
   numRemat = remat.size();
   for (unsigned t = 0; t < period; ++t)
     builder.clone(*ops[begin + t], mapping);
+  // The function stands for every piece: the first one's annotations would
+  // be wrong for the others.
+  entry->walk([](Operation *op) {
+    for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+      if (isAnnotation(attr.getName()))
+        op->removeDiscardableAttr(attr.getName());
+  });
   SmallVector<Value> results;
   for (auto [t, r] : escaping)
     results.push_back(mapping.lookup(ops[begin + t]->getResult(r)));
@@ -358,7 +429,7 @@ bool Outliner::equalOps(Operation *a, Operation *b, unsigned begin,
       a->getNumResults() != b->getNumResults() ||
       a->getNumRegions() != b->getNumRegions() || a->getNumSuccessors() ||
       b->getNumSuccessors() || a->getResultTypes() != b->getResultTypes() ||
-      a->getAttrDictionary() != b->getAttrDictionary())
+      getSemanticAttrs(a) != getSemanticAttrs(b))
     return false;
   for (auto [x, y] : llvm::zip(a->getOperands(), b->getOperands()))
     if (!equalValues(x, y, begin, callArgs))
@@ -441,7 +512,8 @@ int64_t Outliner::runSingleOps() {
   // Ops with regions (loop nests after lowering) by fingerprint, in order.
   llvm::MapVector<size_t, SmallVector<unsigned>> groups;
   for (auto [i, op] : llvm::enumerate(ops))
-    if (op->getNumRegions() && !isa<func::CallOp>(op))
+    if (op->getNumRegions() && !isa<func::CallOp>(op) &&
+        !isa<DTensorDialect>(op->getDialect()))
       groups[static_cast<size_t>(fingerprint(op))].push_back(i);
   int64_t calls = 0;
   for (auto &[hash, starts] : groups)
@@ -463,8 +535,13 @@ int64_t Outliner::outlineAt(ArrayRef<unsigned> starts) {
   escaping.assign(escapes.begin(), escapes.end());
   llvm::sort(escaping);
 
+  for (auto [t, r] : escaping)
+    if (!isPassable(ops[starts.front() + t]->getResult(r).getType()))
+      return 0;
   unsigned numRemat = 0;
   func::FuncOp outlined = outline(starts.front(), numRemat);
+  if (!outlined)
+    return 0;
   // Count the identical pieces first: fewer than `minRepeats` are not worth
   // a function.
   SmallVector<Value> callArgs;
