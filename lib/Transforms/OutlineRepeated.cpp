@@ -276,7 +276,6 @@ bool Outliner::findRun(unsigned &begin, unsigned &pieces) {
     unsigned previous = period, cut = 0, k = 0;
     period = p;
     bool found = chooseCut(runStart, runLength + p, cut, k);
-    if (getenv("DBG_OUTLINE")) llvm::errs() << "DBG p=" << p << " runStart=" << runStart << " runLength=" << runLength << " found=" << found << " k=" << k << "\n";
     uint64_t saved = found ? uint64_t(k - 1) * p : 0;
     if (found && (saved > bestSaved || (saved == bestSaved && p < previous))) {
       bestSaved = saved;
