@@ -43,14 +43,17 @@ void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createLowerAffinePass());
+  // Function by function, on the context's thread pool.
+  OpPassManager &perFunction = pm.nest<func::FuncOp>();
+  perFunction.addPass(createConvertLinalgToLoopsPass());
+  perFunction.addPass(createLowerAffinePass());
   // Rollback support costs memory and time; the output is the same.
-  pm.addPass(createSCFToControlFlowPass({/*allowPatternRollback=*/false}));
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
+  perFunction.addPass(
+      createSCFToControlFlowPass({/*allowPatternRollback=*/false}));
+  perFunction.addPass(memref::createExpandStridedMetadataPass());
+  perFunction.addPass(createLowerAffinePass());
+  perFunction.addPass(createArithToLLVMConversionPass());
+  perFunction.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (tanh, erf, ...) calls libm; rsqrt and
   // friends were expanded by the LLVM conversion above.
   pm.addPass(createConvertMathToLibmPass());
