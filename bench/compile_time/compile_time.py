@@ -13,7 +13,9 @@ and writing its output):
   total     all of the above in one process, global-view text in, LLVM
             dialect out (bytecode, to a file)
 For each: wall time (s) and peak resident memory (MiB, the process's
-ru_maxrss). Then the time per added layer of `total` between consecutive N.
+ru_maxrss); for `total` also the CPU time (user + system, s), which other
+load on the machine disturbs less than the wall time. Then the time per
+added layer of `total` between consecutive N.
 
   bench/compile_time/compile_time.py [--layers 1,4,16,64,128] [--dtype bf16,f32]
                                      [--opt build/bin/dtensor-opt] [--repeat 3]
@@ -40,14 +42,15 @@ STAGES = [
 
 
 def run(cmd, stderr_path):
-    """Runs cmd; returns (seconds, peak RSS MiB, exit code)."""
+    """Runs cmd; returns (wall seconds, peak RSS MiB, exit code, CPU
+    seconds)."""
     with open(stderr_path, "wb") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
-    return seconds, usage.ru_maxrss / 1024.0, code
+    return seconds, usage.ru_maxrss / 1024.0, code, usage.ru_utime + usage.ru_stime
 
 
 def first_error(path):
@@ -59,14 +62,14 @@ def first_error(path):
 
 
 def measure(cmd, err, repeat):
-    """Best time and the peak RSS of the best run over `repeat` runs."""
+    """(wall s, peak RSS MiB, CPU s) of the fastest of `repeat` runs."""
     best = None
     for _ in range(repeat):
-        t, rss, code = run(cmd, err)
+        t, rss, code, cpu = run(cmd, err)
         if code != 0:
             return None
         if best is None or t < best[0]:
-            best = (t, rss)
+            best = (t, rss, cpu)
     return best
 
 
@@ -93,10 +96,10 @@ def main():
     for dtype in a.dtype.split(","):
         print(f"\n## {dtype}\n")
         header = "| layers | " + " | ".join(
-            f"{s} s | {s} MiB" for s in (names if a.stages else ["total"])) + " |"
+            f"{s} s | {s} MiB" for s in (names if a.stages else ["total"])) + " | total cpu s |"
         print(header)
-        print("|" + "---|" * (1 + 2 * (len(names) if a.stages else 1)))
-        totals = {}
+        print("|" + "---|" * (2 + 2 * (len(names) if a.stages else 1)))
+        totals, cpus = {}, {}
         for n in layers:
             model = os.path.join(work, f"{dtype}-{n}.mlir")
             plan = os.path.join(work, "plan.json")
@@ -127,20 +130,23 @@ def main():
                    "-o", os.path.join(work, f"{dtype}-{n}.ll.mlirbc")]
             m = measure(cmd, err, a.repeat)
             if m is None:
-                cells.append("FAIL | -")
+                cells.append("FAIL | - | -")
                 failed = failed or f"total: {first_error(err)}"
             else:
-                cells.append(f"{m[0]:.3f} | {m[1]:.0f}")
+                cells.append(f"{m[0]:.3f} | {m[1]:.0f} | {m[2]:.3f}")
                 totals[n] = m[0]
+                cpus[n] = m[2]
             print(f"| {n} | " + " | ".join(cells) + " |", flush=True)
             if failed:
                 print(f"\n{dtype} {n} layers: {failed}\n", flush=True)
-        ns = sorted(totals)
-        if len(ns) > 1:
-            print(f"\ntime per added layer ({dtype}, total):")
+        for label, times in (("wall", totals), ("cpu", cpus)):
+            ns = sorted(times)
+            if len(ns) < 2:
+                continue
+            print(f"\ntime per added layer ({dtype}, total, {label}):")
             per = {}
             for lo, hi in zip(ns, ns[1:]):
-                per[(lo, hi)] = (totals[hi] - totals[lo]) / (hi - lo)
+                per[(lo, hi)] = (times[hi] - times[lo]) / (hi - lo)
                 print(f"  {lo:>3} -> {hi:<3}: {per[(lo, hi)] * 1000:.2f} ms/layer")
             if (16, 64) in per and (64, 128) in per and per[(16, 64)] > 0:
                 print(f"  ratio (64->128) / (16->64): {per[(64, 128)] / per[(16, 64)]:.2f}")
