@@ -483,6 +483,10 @@ void Outliner::replace(unsigned begin, func::FuncOp outlined,
     ops[begin + t]->erase();
     ops[begin + t] = nullptr;
   }
+  // The caches are keyed by values and ops that may have just been erased
+  // (and whose storage a new op may reuse).
+  rematerializable.clear();
+  equalRemat.clear();
 }
 
 void Outliner::collectOps() {
