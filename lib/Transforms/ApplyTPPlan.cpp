@@ -420,12 +420,6 @@ PlanParser::parseEntries(const llvm::json::Object &plan) {
 // Modules in the program
 //===----------------------------------------------------------------------===//
 
-static bool isInModule(StringRef tag, StringRef module) {
-  return tag == module ||
-         (tag.size() > module.size() && tag.starts_with(module) &&
-          tag[module.size()] == '.');
-}
-
 /// True if `key` (segments may be glob patterns) names module `path`.
 static bool keyMatches(StringRef key, StringRef path) {
   SmallVector<StringRef> keyParts, pathParts;
@@ -499,6 +493,8 @@ private:
   };
 
   ModuleView viewOf(func::FuncOp func, StringRef path);
+  /// Fills moduleOps for `func`.
+  void indexModules(func::FuncOp func);
   bool isParam(Value value) {
     auto arg = dyn_cast<BlockArgument>(value);
     return arg && params.contains(arg);
@@ -551,7 +547,25 @@ private:
   llvm::SetVector<BlockArgument> params;
   /// Argument layouts this pass set, with the plan key that set them.
   DenseMap<BlockArgument, std::string> argSetBy;
+  /// The ops of the function being planned tagged with each module or one
+  /// of its submodules, in program order.
+  llvm::StringMap<SmallVector<Operation *>> moduleOps;
 };
+
+void PlanApplier::indexModules(func::FuncOp func) {
+  moduleOps.clear();
+  for (Operation &op : func.getBody().front()) {
+    auto tag = op.getAttrOfType<StringAttr>(kModuleAttrName);
+    if (!tag)
+      continue;
+    // An op belongs to its module and to every enclosing one.
+    StringRef path = tag.getValue();
+    for (size_t dot = path.find('.'); dot != StringRef::npos;
+         dot = path.find('.', dot + 1))
+      moduleOps[path.take_front(dot)].push_back(&op);
+    moduleOps[path].push_back(&op);
+  }
+}
 
 InFlightDiagnostic PlanApplier::emitError(Operation *op,
                                           const Application &app) {
@@ -707,10 +721,11 @@ void PlanApplier::annotateOutput(ModuleView &view, Value output,
 ModuleView PlanApplier::viewOf(func::FuncOp func, StringRef path) {
   ModuleView view;
   view.path = path.str();
-  for (Operation &op : func.getBody().front())
-    if (auto tag = op.getAttrOfType<StringAttr>(kModuleAttrName))
-      if (isInModule(tag.getValue(), path))
-        view.ops.insert(&op);
+  // The function's ops by module (indexModules), not a scan of the body
+  // per module: applying a plan stays linear in the program's size.
+  auto it = moduleOps.find(path);
+  if (it != moduleOps.end())
+    view.ops.insert(it->second.begin(), it->second.end());
   llvm::SetVector<Value> inputs;
   llvm::SetVector<BlockArgument> usedParams;
   for (Operation *op : view.ops) {
@@ -1085,10 +1100,12 @@ LogicalResult PlanApplier::run(ArrayRef<PlanEntry> entries) {
     return std::make_tuple(depth(a.path), StringRef(a.path), a.entry->index) <
            std::make_tuple(depth(b.path), StringRef(b.path), b.entry->index);
   });
-  for (func::FuncOp func : funcs)
+  for (func::FuncOp func : funcs) {
+    indexModules(func);
     for (const Application &app : apps)
       if (failed(apply(func, app)))
         return failure();
+  }
   return success();
 }
 

@@ -434,7 +434,7 @@ bool FuseCollectiveMatmulPass::shouldFuse(
 void FuseCollectiveMatmulPass::visitAllGather(AllGatherOp op,
                                               DominanceInfo &dominance) {
   auto notFused = [&](const Twine &why) {
-    op.emitRemark() << "not fused: " << why;
+    emitRemark(op.getLoc()) << "not fused: " << why;
   };
   std::string why;
   std::optional<Site> site = siteOf(op, why);
@@ -561,7 +561,7 @@ void FuseCollectiveMatmulPass::visitAllGather(AllGatherOp op,
   auto fused = AllGatherMatmulOp::create(
       b, loc, gatheredType, resultTypes, op.getInput(), bs, op.getMeshAttr(),
       op.getMeshAxesAttr(), op.getGatherDimAttr());
-  op.emitRemark() << "fused with " << consumers.size() << " matmul"
+  emitRemark(op.getLoc()) << "fused with " << consumers.size() << " matmul"
                   << (consumers.size() == 1 ? "" : "s")
                   << " into dtensor.all_gather_matmul"
                   << (assembleGathered
@@ -589,7 +589,7 @@ void FuseCollectiveMatmulPass::visitAllGather(AllGatherOp op,
 
 void FuseCollectiveMatmulPass::visitReduceScatter(ReduceScatterOp op) {
   auto notFused = [&](const Twine &why) {
-    op.emitRemark() << "not fused: " << why;
+    emitRemark(op.getLoc()) << "not fused: " << why;
   };
   std::string why;
   std::optional<Site> site = siteOf(op, why);
@@ -670,7 +670,7 @@ void FuseCollectiveMatmulPass::visitReduceScatter(ReduceScatterOp op) {
       b, op.getLoc(), op.getResult().getType(), a, plainB(b, *matmul),
       op.getMeshAttr(), op.getMeshAxesAttr(), op.getScatterDimAttr(),
       op.getReduceAttr());
-  op.emitRemark() << "fused with its matmul into "
+  emitRemark(op.getLoc()) << "fused with its matmul into "
                      "dtensor.matmul_reduce_scatter: "
                   << verdict;
   site->result.replaceAllUsesWith(fused.getResult());

@@ -232,9 +232,22 @@ LogicalResult RuntimeLowering::expandOps(func::FuncOp func) {
     op->erase();
   }
 
+  // Concats into insert_slices. The patterns run on the concats alone: a
+  // greedy rewrite of the whole function would also fold and simplify
+  // everything else, for nothing.
+  SmallVector<Operation *> concats;
+  func.walk([&](tensor::ConcatOp op) { concats.push_back(op); });
+  if (concats.empty())
+    return success();
   RewritePatternSet patterns(func.getContext());
   tensor::populateDecomposeTensorConcatPatterns(patterns);
-  return applyPatternsGreedily(func, std::move(patterns));
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  bool changed = false;
+  if (failed(applyOpPatternsGreedily(concats, std::move(patterns), config,
+                                     &changed)))
+    return failure();
+  return success();
 }
 
 FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,

@@ -23,6 +23,9 @@
 
 #include "llvm/ADT/BitVector.h"
 
+#include <optional>
+#include <set>
+
 namespace mlir::dtensor {
 #define GEN_PASS_DEF_REORDERCOMPUTEFOROVERLAPPASS
 #include "dtensor/Transforms/Passes.h.inc"
@@ -78,19 +81,11 @@ private:
   /// Schedules `node`, after ops in program order as long as the budget
   /// refuses to move it.
   void scheduleRequired(unsigned node);
-  /// Schedules the unscheduled non-free nodes of `set`, in program order.
-  void scheduleRequired(const llvm::BitVector &set);
+  /// Schedules the unscheduled non-free nodes of `nodes` (in program
+  /// order).
+  void scheduleRequired(ArrayRef<unsigned> nodes);
   void scheduleNextInProgramOrder() { commit({nextInProgramOrder}); }
 
-  /// The nodes reachable from `node` (not itself) along successor edges if
-  /// `forward`, else along predecessor edges.
-  llvm::BitVector getReachable(unsigned node, bool forward) const;
-  llvm::BitVector getAncestors(unsigned node) const {
-    return getReachable(node, /*forward=*/false);
-  }
-  llvm::BitVector getDescendants(unsigned node) const {
-    return getReachable(node, /*forward=*/true);
-  }
   void applyToSchedule();
 
   sched::BlockSchedule &schedule;
@@ -105,6 +100,12 @@ private:
   SmallVector<unsigned> order;
   /// The first unscheduled node in program order.
   unsigned nextInProgramOrder = 0;
+  /// The index of the first collective each node feeds (the number of
+  /// collectives: none).
+  SmallVector<unsigned> earliestComm;
+  /// Unscheduled compute ops that the pending collective does not feed, by
+  /// (earliestComm, node): step 2's candidates in the order it wants them.
+  std::set<std::pair<unsigned, unsigned>> eligible;
 };
 
 } // namespace
@@ -151,6 +152,8 @@ void OverlapScheduler::commit(ArrayRef<unsigned> nodes) {
   for (unsigned node : nodes) {
     scheduled.set(node);
     order.push_back(node);
+    if (!earliestComm.empty())
+      eligible.erase({earliestComm[node], node});
   }
   while (nextInProgramOrder < size && scheduled[nextInProgramOrder])
     ++nextInProgramOrder;
@@ -190,55 +193,72 @@ void OverlapScheduler::scheduleRequired(unsigned node) {
   }
 }
 
-void OverlapScheduler::scheduleRequired(const llvm::BitVector &set) {
-  for (unsigned node : set.set_bits())
+void OverlapScheduler::scheduleRequired(ArrayRef<unsigned> nodes) {
+  for (unsigned node : nodes)
     if (!scheduled[node] && !isFree(node))
       scheduleRequired(node);
-}
-
-llvm::BitVector OverlapScheduler::getReachable(unsigned node,
-                                               bool forward) const {
-  llvm::BitVector result(size);
-  SmallVector<unsigned> worklist = {node};
-  while (!worklist.empty()) {
-    unsigned current = worklist.pop_back_val();
-    for (unsigned next : forward ? graph.getSuccessors(current)
-                                 : graph.getPredecessors(current))
-      if (!result[next]) {
-        result.set(next);
-        worklist.push_back(next);
-      }
-  }
-  return result;
 }
 
 void OverlapScheduler::run() {
   ArrayRef<unsigned> comms = graph.getCommunication();
   if (comms.empty())
     return;
-  SmallVector<llvm::BitVector> ancestors, descendants;
-  for (unsigned comm : comms) {
-    ancestors.push_back(getAncestors(comm));
-    descendants.push_back(getDescendants(comm));
+  // Every collective depends on the one before it, so the ancestors of
+  // collective k contain those of k - 1 and the descendants of k - 1 those
+  // of k. Two numbers per node say it all, in time linear in the graph:
+  // - earliestComm: the first collective the node feeds (it is an ancestor
+  //   of collective k iff earliestComm <= k);
+  // - latestComm: one more than the last collective it depends on (it is a
+  //   descendant of collective k iff latestComm > k; 0: none).
+  unsigned numComms = comms.size();
+  earliestComm.assign(size, numComms);
+  for (unsigned k = 0; k < numComms; ++k) {
+    // Ancestors already numbered have all their ancestors numbered too.
+    SmallVector<unsigned> worklist = {comms[k]};
+    while (!worklist.empty()) {
+      unsigned current = worklist.pop_back_val();
+      for (unsigned pred : graph.getPredecessors(current))
+        if (earliestComm[pred] == numComms) {
+          earliestComm[pred] = k;
+          worklist.push_back(pred);
+        }
+    }
   }
-  // The index of the first collective each node feeds (comms.size(): none).
-  SmallVector<unsigned> earliestComm(size, comms.size());
-  for (unsigned k = comms.size(); k-- > 0;)
-    for (unsigned node : ancestors[k].set_bits())
-      earliestComm[node] = k;
+  SmallVector<unsigned> commIndex(size, numComms);
+  for (unsigned k = 0; k < numComms; ++k)
+    commIndex[comms[k]] = k;
+  SmallVector<unsigned> latestComm(size, 0);
+  for (unsigned node = 0; node < size; ++node)
+    for (unsigned pred : graph.getPredecessors(node))
+      latestComm[node] =
+          std::max({latestComm[node], latestComm[pred],
+                    commIndex[pred] < numComms ? commIndex[pred] + 1 : 0u});
+  // The new ancestors of each collective, and the compute ops by the
+  // collective from which on step 2 may take them, in program order.
+  SmallVector<SmallVector<unsigned>> newAncestors(numComms + 1),
+      eligibleFrom(numComms + 2);
+  for (unsigned node = 0; node < size; ++node) {
+    newAncestors[earliestComm[node]].push_back(node);
+    if (resources[node] == OpResource::Compute)
+      eligibleFrom[latestComm[node] + 1].push_back(node);
+  }
+  unsigned eligibleAdded = 0;
 
-  scheduleRequired(ancestors.front());
+  scheduleRequired(newAncestors.front());
   scheduleRequired(comms.front());
 
   double rolledOver = 0;
+  SmallVector<unsigned> skippedAt(size, 0);
   for (unsigned k = 1; k < comms.size(); ++k) {
     unsigned prev = comms[k - 1], next = comms[k];
     // Step 1: what the next collective needs and the pending one does not
-    // feed.
-    llvm::BitVector needed = ancestors[k];
-    needed.reset(descendants[k - 1]);
+    // feed. (What earlier collectives need is scheduled already.)
+    SmallVector<unsigned> needed;
+    for (unsigned node : newAncestors[k])
+      if (latestComm[node] < k)
+        needed.push_back(node);
     double total = rolledOver;
-    for (unsigned node : needed.set_bits())
+    for (unsigned node : needed)
       if (!scheduled[node] && !isFree(node))
         total += costs[node];
     scheduleRequired(needed);
@@ -247,29 +267,31 @@ void OverlapScheduler::run() {
     // Step 2: more compute independent of the pending collective while it
     // is modelled to be running. A synchronous one cannot be overlapped,
     // nor one whose waits are already scheduled.
+    for (; eligibleAdded <= k; ++eligibleAdded)
+      for (unsigned node : eligibleFrom[eligibleAdded])
+        if (!scheduled[node])
+          eligible.insert({earliestComm[node], node});
     double prevCost = costs[prev];
     bool pending = isa<AsyncStartOp>(graph.getOp(prev)) &&
                    llvm::any_of(graph.getSuccessors(prev), [&](unsigned succ) {
                      return isa<WaitOp>(graph.getOp(succ)) && !scheduled[succ];
                    });
     if (pending && total < prevCost) {
-      llvm::BitVector skipped(size);
       while (total < prevCost) {
+        // The ready one feeding the earliest collective, ties to program
+        // order.
         std::optional<unsigned> best;
-        for (unsigned node = 0; node < size; ++node) {
-          if (scheduled[node] || skipped[node] ||
-              resources[node] != OpResource::Compute ||
-              descendants[k - 1][node] || !isReady(node))
-            continue;
-          if (!best || earliestComm[node] < earliestComm[*best])
+        for (auto [feeds, node] : eligible)
+          if (skippedAt[node] != k && isReady(node)) {
             best = node;
-        }
+            break;
+          }
         if (!best)
           break;
         double cost = costs[*best];
         // Less than half of it would overlap the pending collective.
         if (prevCost - total <= cost / 2 || !tryMove(*best)) {
-          skipped.set(*best);
+          skippedAt[*best] = k;
           continue;
         }
         total += cost;
@@ -278,11 +300,10 @@ void OverlapScheduler::run() {
     double rollable = total - step1;
 
     // Step 3: the rest the next collective needs; step 4: the collective.
-    llvm::BitVector blocking = ancestors[k];
     bool blocked = false;
-    for (unsigned node : blocking.set_bits())
+    for (unsigned node : newAncestors[k])
       blocked |= !scheduled[node] && !isFree(node);
-    scheduleRequired(blocking);
+    scheduleRequired(newAncestors[k]);
     scheduleRequired(next);
     rolledOver = blocked ? 0 : rollable;
   }

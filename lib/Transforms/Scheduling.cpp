@@ -276,7 +276,7 @@ Block *sched::getSchedulableBody(FunctionOpInterface func) {
 void sched::reportMemory(FunctionOpInterface func, StringRef passName,
                          int64_t before, int64_t after,
                          const BlockSchedule &schedule) {
-  InFlightDiagnostic remark = func->emitRemark()
+  InFlightDiagnostic remark = emitRemark(func->getLoc())
                               << passName << ": peak live memory " << before
                               << " -> " << after << " bytes (";
   if (schedule.getLimit() == std::numeric_limits<int64_t>::max())

@@ -206,7 +206,7 @@ bool SplitMatmulAllReducePass::visit(const Candidate &candidate, Block &body,
                                      int64_t limitBytes, unsigned &refused) {
   AllReduceOp allReduce = candidate.allReduce;
   auto notSplit = [&](const Twine &why) {
-    allReduce.emitRemark() << "not split: " << why;
+    emitRemark(allReduce.getLoc()) << "not split: " << why;
     return false;
   };
   SmallVector<int64_t> counts;
@@ -281,7 +281,7 @@ bool SplitMatmulAllReducePass::visit(const Candidate &candidate, Block &body,
                       std::to_string(limitBytes));
     }
   }
-  allReduce.emitRemark() << "split into " << verdict;
+  emitRemark(allReduce.getLoc()) << "split into " << verdict;
   Value init = cast<linalg::LinalgOp>(matmulOp).getDpsInitOperand(0)->get();
   allReduce->destroy();
   matmulOp->destroy();
@@ -313,7 +313,7 @@ void SplitMatmulAllReducePass::runOnOperation() {
           std::string why;
           std::optional<Candidate> candidate = match(op, body, why);
           if (!candidate) {
-            op.emitRemark() << "not split: " << why;
+            emitRemark(op.getLoc()) << "not split: " << why;
             continue;
           }
           visit(*candidate, body, schedule.getLimit(), refused);

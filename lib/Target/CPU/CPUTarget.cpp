@@ -23,6 +23,10 @@ using namespace mlir::dtensor;
 
 void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createLowerToRuntimePass());
+  // Compile time: repeated layers become one function called N times (after
+  // the runtime lowering, where no future crosses a layer boundary: a
+  // collective in flight is a handle and a buffer).
+  pm.addPass(createOutlineRepeatedPass());
   // arith/math on tensors have no bufferization: make them linalg.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -34,20 +38,23 @@ void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Function by function, on the context's thread pool.
+  OpPassManager &perFunction = pm.nest<func::FuncOp>();
+  perFunction.addPass(createConvertLinalgToLoopsPass());
   // bf16 and f16 arithmetic in f32, rounded back after each op (what the
   // runtime's collectives do for these types too).
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"bf16", "f16"};
   emulate.targetTypeStr = "f32";
-  pm.addNestedPass<func::FuncOp>(
-      arith::createArithEmulateUnsupportedFloats(emulate));
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
+  perFunction.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  perFunction.addPass(createLowerAffinePass());
+  // Rollback support costs memory and time; the output is the same.
+  perFunction.addPass(
+      createSCFToControlFlowPass({/*allowPatternRollback=*/false}));
+  perFunction.addPass(memref::createExpandStridedMetadataPass());
+  perFunction.addPass(createLowerAffinePass());
+  perFunction.addPass(createArithToLLVMConversionPass());
+  perFunction.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (tanh, erf, ...) calls libm; rsqrt and
   // friends were expanded by the LLVM conversion above.
   pm.addPass(createConvertMathToLibmPass());
