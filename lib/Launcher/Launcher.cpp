@@ -225,9 +225,7 @@ private:
   int error(llvm::Error error) {
     return this->error(llvm::toString(std::move(error)));
   }
-  std::string path(const llvm::Twine &name) {
-    return joinPath(workDir, name);
-  }
+  std::string path(const llvm::Twine &name) { return joinPath(workDir, name); }
 
   /// Finds the entry, makes it the only public function and drops the
   /// functions it does not call.
@@ -296,8 +294,8 @@ llvm::Error Driver::makeInputs(uint64_t seed) {
   unsigned numArgs = entry.getNumArguments();
   for (const auto &[index, file] : options.inputs)
     if (index >= numArgs)
-      return makeError("--input " + llvm::Twine(index) + "=" + file +
-                       ": @" + entryName + " has " + llvm::Twine(numArgs) +
+      return makeError("--input " + llvm::Twine(index) + "=" + file + ": @" +
+                       entryName + " has " + llvm::Twine(numArgs) +
                        " argument" + (numArgs == 1 ? "" : "s"));
   std::mt19937_64 rng(seed);
   for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
@@ -319,9 +317,8 @@ llvm::Error Driver::makeInputs(uint64_t seed) {
         llvm::raw_string_ostream(want) << tensor;
         for (int64_t s : loaded->shape)
           got += std::to_string(s) + "x";
-        return makeError("input #" + llvm::Twine(i) + " (" +
-                         provided->second + ") holds " + got +
-                         getElementTypeName(loaded->type) +
+        return makeError("input #" + llvm::Twine(i) + " (" + provided->second +
+                         ") holds " + got + getElementTypeName(loaded->type) +
                          ", the argument is " + want);
       }
       inputs.push_back(std::move(*loaded));
@@ -393,13 +390,13 @@ llvm::Expected<ShardedProgram> Driver::compileSharded(ModuleOp original) {
     program.numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
   });
   if (options.splitAllReduce > 1)
-    program.numSplit = (countAllReduces() - allReducesBefore) /
-                       (options.splitAllReduce - 1);
+    program.numSplit =
+        (countAllReduces() - allReducesBefore) / (options.splitAllReduce - 1);
   if (failed(session.lower(*sharded, Stage::LLVM, compileOptions,
                            Stage::Scheduled)))
     return makeError("lowering the sharded program failed");
-  if (llvm::Error e =
-          writeFile(path("sharded.mlir"), Session::print(sharded->getOperation())))
+  if (llvm::Error e = writeFile(path("sharded.mlir"),
+                                Session::print(sharded->getOperation())))
     return std::move(e);
   return program;
 }
@@ -436,17 +433,16 @@ llvm::Error Driver::writeJob(const EntryLayouts &layouts) {
   return writeFile(path("job.json"), job);
 }
 
-llvm::Expected<bool>
-Driver::compare(const EntryLayouts &layouts,
-                const std::vector<HostTensor> &expected) {
+llvm::Expected<bool> Driver::compare(const EntryLayouts &layouts,
+                                     const std::vector<HostTensor> &expected) {
   bool allGood = true;
   for (auto [i, spec] : llvm::enumerate(layouts.results)) {
     const HostMesh &mesh = layouts.getMesh(spec);
     std::vector<HostTensor> locals;
     for (int64_t position = 0; position < mesh.size(); ++position) {
       int64_t rank = mesh.rankAt(position);
-      llvm::Expected<HostTensor> local = readNpy(path(
-          "out" + llvm::Twine(i) + ".rank" + llvm::Twine(rank) + ".npy"));
+      llvm::Expected<HostTensor> local = readNpy(
+          path("out" + llvm::Twine(i) + ".rank" + llvm::Twine(rank) + ".npy"));
       if (!local)
         return makeError("rank " + llvm::Twine(rank) + " left no output #" +
                          llvm::Twine(i) + ": " +
@@ -692,9 +688,8 @@ int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
   if (rank == 0 && !times.empty()) {
     std::sort(times.begin(), times.end());
     std::string timing;
-    llvm::raw_string_ostream(timing)
-        << json::Value(json::Object{{"median_ms", times[times.size() / 2]},
-                                    {"min_ms", times.front()}});
+    llvm::raw_string_ostream(timing) << json::Value(json::Object{
+        {"median_ms", times[times.size() / 2]}, {"min_ms", times.front()}});
     if (llvm::Error e = writeFile(path("timing.json"), timing))
       llvm::consumeError(std::move(e));
   }

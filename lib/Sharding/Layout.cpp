@@ -77,7 +77,8 @@ std::optional<ElementType> mlir::dtensor::getHostElementType(Type type) {
   return std::nullopt;
 }
 
-FailureOr<EntryLayouts> mlir::dtensor::getEntryLayouts(FunctionOpInterface func) {
+FailureOr<EntryLayouts>
+mlir::dtensor::getEntryLayouts(FunctionOpInterface func) {
   auto module = func->getParentOfType<ModuleOp>();
   EntryLayouts layouts;
   layouts.entry = func.getName().str();
@@ -98,18 +99,18 @@ FailureOr<EntryLayouts> mlir::dtensor::getEntryLayouts(FunctionOpInterface func)
       return func.emitError() << what << " has no layout";
     auto mesh = meshIds.find(layout.getMesh().getValue());
     if (mesh == meshIds.end())
-      return func.emitError() << what << " is laid out on the unknown mesh "
-                              << layout.getMesh();
+      return func.emitError()
+             << what << " is laid out on the unknown mesh " << layout.getMesh();
     std::optional<ElementType> element =
         getHostElementType(type.getElementType());
     if (!element || !type.hasStaticShape())
       return func.emitError()
              << what << " is a " << type
              << ": hosts hold static f32/f64/i32/i64 tensors only";
-    out.push_back({*element,
-                   std::vector<int64_t>(type.getShape().begin(),
-                                        type.getShape().end()),
-                   mesh->second, toHostLayout(layout)});
+    out.push_back(
+        {*element,
+         std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
+         mesh->second, toHostLayout(layout)});
     return success();
   };
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)

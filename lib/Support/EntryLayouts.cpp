@@ -114,8 +114,7 @@ llvm::Expected<EntryLayouts> EntryLayouts::fromJSON(llvm::StringRef text) {
       return std::move(e);
     for (int64_t s : mesh.shape)
       if (s < 1)
-        return malformed(where + " has a dimension of size " +
-                         llvm::Twine(s));
+        return malformed(where + " has a dimension of size " + llvm::Twine(s));
     if (!mesh.devices.empty() &&
         static_cast<int64_t>(mesh.devices.size()) != mesh.size())
       return malformed(where + " lists " + llvm::Twine(mesh.devices.size()) +

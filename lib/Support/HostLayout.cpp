@@ -12,9 +12,8 @@ using namespace mlir::dtensor;
 
 using Reduce = HostPlacement::Reduce;
 
-static constexpr Reduce kReduces[] = {Reduce::Sum, Reduce::Avg,
-                                      Reduce::Product, Reduce::Min,
-                                      Reduce::Max};
+static constexpr Reduce kReduces[] = {Reduce::Sum, Reduce::Avg, Reduce::Product,
+                                      Reduce::Min, Reduce::Max};
 
 const char *mlir::dtensor::getReduceName(Reduce reduce) {
   switch (reduce) {
@@ -254,7 +253,8 @@ static double extremeOf(ElementType type, bool largest) {
   int bits = 8 * getByteWidth(type) - 1;
   double lowest = -std::ldexp(1.0, bits);
   // 2^bits - 1, or below it the nearest double (spacing 2^(bits - 53)).
-  double highest = std::ldexp(1.0, bits) - std::ldexp(1.0, std::max(0, bits - 53));
+  double highest =
+      std::ldexp(1.0, bits) - std::ldexp(1.0, std::max(0, bits - 53));
   return largest ? highest : lowest;
 }
 
@@ -307,11 +307,11 @@ static double combine(Reduce reduce, double acc, double value) {
   return acc;
 }
 
-HostReassembly mlir::dtensor::reassemble(const std::vector<HostTensor> &locals,
-                                         ElementType type,
-                                         const std::vector<int64_t> &globalShape,
-                                         const HostLayout &layout,
-                                         const HostMesh &mesh) {
+HostReassembly
+mlir::dtensor::reassemble(const std::vector<HostTensor> &locals,
+                          ElementType type,
+                          const std::vector<int64_t> &globalShape,
+                          const HostLayout &layout, const HostMesh &mesh) {
   HostReassembly result;
   if (std::string why = layout.verify(mesh, globalShape.size()); !why.empty()) {
     result.error = why;

@@ -1,7 +1,7 @@
 //===- HostLayoutTest.cpp - layouts, blocks, distribute and reassemble ----===//
 
-#include "dtensor/Support/EntryLayouts.h"
 #include "dtensor/Support/HostLayout.h"
+#include "dtensor/Support/EntryLayouts.h"
 
 #include "llvm/Support/Error.h"
 
@@ -54,8 +54,8 @@ void expectSame(const HostTensor &a, const HostTensor &b) {
 void expectRoundTrip(const HostTensor &global, const HostLayout &layout,
                      const HostMesh &m) {
   std::vector<int64_t> shape(global.shape.begin(), global.shape.end());
-  HostReassembly back =
-      reassemble(distributeAll(global, layout, m), global.type, shape, layout, m);
+  HostReassembly back = reassemble(distributeAll(global, layout, m),
+                                   global.type, shape, layout, m);
   ASSERT_EQ(back.error, "") << layout.str();
   ASSERT_FALSE(back.replicas.empty());
   for (const HostReplica &replica : back.replicas)
@@ -68,8 +68,8 @@ TEST(HostLayout, PlacementText) {
     EXPECT_EQ(HostPlacement::parse(p.str()), p) << p.str();
   EXPECT_EQ(S(3).str(), "S(3)");
   EXPECT_EQ(P(Reduce::Product).str(), "P(product)");
-  for (const char *bad : {"", "S()", "S(-1)", "S(x)", "P(mean)", "Q(0)",
-                          "r", "S(0"})
+  for (const char *bad :
+       {"", "S()", "S(-1)", "S(x)", "P(mean)", "Q(0)", "r", "S(0"})
     EXPECT_FALSE(HostPlacement::parse(bad).has_value()) << bad;
   EXPECT_EQ((HostLayout{{S(0), R}}).str(), "[S(0), R]");
 }
@@ -78,9 +78,9 @@ TEST(HostLayout, Verify) {
   EXPECT_EQ((HostLayout{{S(1), R}}).verify(mesh({2, 2}), 2), "");
   EXPECT_NE((HostLayout{{S(0)}}).verify(mesh({2, 2}), 2), "");
   EXPECT_NE((HostLayout{{S(2), R}}).verify(mesh({2, 2}), 2), "");
-  EXPECT_NE((HostLayout{{P(Reduce::Sum), P(Reduce::Max)}}).verify(
-                mesh({2, 2}), 1),
-            "");
+  EXPECT_NE(
+      (HostLayout{{P(Reduce::Sum), P(Reduce::Max)}}).verify(mesh({2, 2}), 1),
+      "");
 }
 
 TEST(HostLayout, MeshCoordinatesAndDevices) {
@@ -161,8 +161,8 @@ TEST(HostLayout, ZeroSizeShards) {
 TEST(HostLayout, PartialDistributeGivesValueBack) {
   HostMesh m = mesh({2, 2});
   HostTensor global = iota(ElementType::F32, {4});
-  for (Reduce reduce : {Reduce::Sum, Reduce::Avg, Reduce::Product,
-                        Reduce::Min, Reduce::Max}) {
+  for (Reduce reduce :
+       {Reduce::Sum, Reduce::Avg, Reduce::Product, Reduce::Min, Reduce::Max}) {
     HostLayout layout{{P(reduce), S(0)}};
     std::vector<HostTensor> locals = distributeAll(global, layout, m);
     // Sum and product: the value at coordinate 0 of the Partial dimension,
@@ -194,8 +194,10 @@ TEST(HostLayout, PartialReductions) {
   struct Case {
     Reduce reduce;
     double f32, i32;
-  } cases[] = {{Reduce::Sum, 10, -2},     {Reduce::Avg, 2.5, -0.5},
-               {Reduce::Product, 24, 0},  {Reduce::Min, 1, -2},
+  } cases[] = {{Reduce::Sum, 10, -2},
+               {Reduce::Avg, 2.5, -0.5},
+               {Reduce::Product, 24, 0},
+               {Reduce::Min, 1, -2},
                {Reduce::Max, 4, 1}};
   for (const Case &c : cases)
     for (ElementType type : {ElementType::F32, ElementType::I32}) {
@@ -320,12 +322,10 @@ TEST(EntryLayouts, JSONRoundTrip) {
   EntryLayouts layouts;
   layouts.entry = "mlp";
   layouts.meshes = {mesh({2, 2}), HostMesh{"pair", {2}, {3, 1}}};
-  layouts.args.push_back(
-      {ElementType::F32, {8, 16}, 0, HostLayout{{S(0), R}}});
+  layouts.args.push_back({ElementType::F32, {8, 16}, 0, HostLayout{{S(0), R}}});
   layouts.results.push_back(
       {ElementType::I64, {3}, 1, HostLayout{{P(Reduce::Max)}}});
-  llvm::Expected<EntryLayouts> back =
-      EntryLayouts::fromJSON(layouts.toJSON());
+  llvm::Expected<EntryLayouts> back = EntryLayouts::fromJSON(layouts.toJSON());
   ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
   EXPECT_EQ(back->entry, "mlp");
   ASSERT_EQ(back->meshes.size(), 2u);
@@ -336,7 +336,8 @@ TEST(EntryLayouts, JSONRoundTrip) {
   ASSERT_EQ(back->results.size(), 1u);
   EXPECT_EQ(back->results[0].type, ElementType::I64);
   EXPECT_EQ(back->results[0].mesh, 1);
-  EXPECT_EQ(back->describe(back->results[0]), "tensor<3xi64> on @pair [P(max)]");
+  EXPECT_EQ(back->describe(back->results[0]),
+            "tensor<3xi64> on @pair [P(max)]");
   EXPECT_EQ(back->getEntryMesh(), 0);
 }
 

@@ -104,8 +104,7 @@ int main(int argc, char **argv) {
     }
     options.inputs[i] = file.str();
   }
-  if (std::string why = mlir::dtensor::validateOptions(options);
-      !why.empty()) {
+  if (std::string why = mlir::dtensor::validateOptions(options); !why.empty()) {
     errs() << "dtensor-run: error: " << why << "\n";
     return 2;
   }

@@ -100,7 +100,8 @@ struct HostLayout {
   std::string verify(const HostMesh &mesh, int64_t tensorRank) const;
   /// The mesh dimensions that shard each of `tensorRank` tensor dimensions,
   /// in split order (ascending mesh dimension).
-  std::vector<std::vector<int64_t>> shardingAxesPerDim(int64_t tensorRank) const;
+  std::vector<std::vector<int64_t>>
+  shardingAxesPerDim(int64_t tensorRank) const;
   /// The sizes of those mesh dimensions.
   std::vector<std::vector<int64_t>>
   splitsPerDim(const std::vector<int64_t> &meshShape, int64_t tensorRank) const;
@@ -131,15 +132,17 @@ HostBlock getLocalBlock(const std::vector<int64_t> &globalShape,
 /// The local shape every position holds: per dimension the chunk size where
 /// all positions agree, kUnknownSize where shards are uneven. kUnknownSize
 /// global sizes stay unknown.
-std::vector<int64_t> getUniformLocalShape(const std::vector<int64_t> &globalShape,
-                                          const HostLayout &layout,
-                                          const std::vector<int64_t> &meshShape);
+std::vector<int64_t>
+getUniformLocalShape(const std::vector<int64_t> &globalShape,
+                     const HostLayout &layout,
+                     const std::vector<int64_t> &meshShape);
 
 /// The largest local shape any position holds (ceil at every split): the
 /// buffer size collectives pad to. kUnknownSize global sizes stay unknown.
-std::vector<int64_t> getPaddedLocalShape(const std::vector<int64_t> &globalShape,
-                                         const HostLayout &layout,
-                                         const std::vector<int64_t> &meshShape);
+std::vector<int64_t>
+getPaddedLocalShape(const std::vector<int64_t> &globalShape,
+                    const HostLayout &layout,
+                    const std::vector<int64_t> &meshShape);
 
 /// The value that leaves an element unchanged under `reduce` for `type`
 /// (sum, avg: 0; product: 1; min: +inf or the type's largest value; max:
