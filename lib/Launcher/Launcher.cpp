@@ -151,9 +151,11 @@ mlir::dtensor::createMpiRankLauncher(std::string mpirun, std::string worker) {
 //===----------------------------------------------------------------------===//
 
 std::string mlir::dtensor::validateOptions(const LaunchOptions &options) {
-  if (!std::isfinite(options.tolerance) || options.tolerance < 0)
-    return "--tolerance must be a finite number >= 0, got " +
-           std::to_string(options.tolerance);
+  if (!std::isfinite(options.tolerance) || options.tolerance < 0) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", options.tolerance);
+    return "--tolerance must be a finite number >= 0, got " + text;
+  }
   if (options.repeat < 0)
     return "--repeat must be >= 0, got " + std::to_string(options.repeat);
   if (options.timeoutSeconds < 1 || options.timeoutSeconds > kMaxTimeoutSeconds)

@@ -3,11 +3,11 @@
 // Option errors exit 2 (1 is reserved for a mismatch) and say what is wrong.
 // RUN: dtensor-run %s -n 4 --tolerance -1 > %t.o 2>&1; echo "exit $?" >> %t.o
 // RUN: FileCheck %s --check-prefix=TOLNEG < %t.o
-// TOLNEG: error: --tolerance must be a finite number >= 0, got -1
+// TOLNEG: error: --tolerance must be a finite number >= 0, got -1{{$}}
 // TOLNEG: exit 2
 // RUN: dtensor-run %s -n 4 --tolerance nan > %t.o 2>&1; echo "exit $?" >> %t.o
 // RUN: FileCheck %s --check-prefix=TOLNAN < %t.o
-// TOLNAN: error: --tolerance must be a finite number >= 0, got nan
+// TOLNAN: error: --tolerance must be a finite number >= 0, got nan{{$}}
 // TOLNAN: exit 2
 // RUN: dtensor-run %s -n 4 --repeat -5 > %t.o 2>&1; echo "exit $?" >> %t.o
 // RUN: FileCheck %s --check-prefix=REPEAT < %t.o
