@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -169,6 +170,9 @@ LogicalResult Session::runPipeline(ModuleOp module, llvm::StringRef pipeline) {
 }
 
 void Session::stripPlacements(ModuleOp module) {
+  // Layout ops, and the layouts propagation (or a test's input) recorded on
+  // other ops: with any left, propagation would start from them and
+  // partition the "unsharded" program.
   module.walk([](Operation *op) {
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       annotate.getResult().replaceAllUsesWith(annotate.getInput());
@@ -176,6 +180,9 @@ void Session::stripPlacements(ModuleOp module) {
     } else if (auto redistribute = dyn_cast<RedistributeOp>(op)) {
       redistribute.getResult().replaceAllUsesWith(redistribute.getInput());
       redistribute.erase();
+    } else {
+      op->removeAttr(kLayoutsAttrName);
+      op->removeAttr(kLayoutAttrName);
     }
   });
   for (auto func : module.getOps<func::FuncOp>()) {
@@ -194,11 +201,6 @@ std::string Session::print(Operation *op) {
   return text;
 }
 
-std::optional<ElementType> mlir::dtensor::toElementType(Type type) {
-  std::string spelled;
-  llvm::raw_string_ostream(spelled) << type;
-  return parseElementType(spelled);
-}
 
 FailureOr<std::unique_ptr<Executable>> Session::compile(ModuleOp module) {
   static std::once_flag once;
@@ -217,7 +219,7 @@ FailureOr<std::unique_ptr<Executable>> Session::compile(ModuleOp module) {
         for (Type t : types) {
           auto tensor = dyn_cast<RankedTensorType>(t);
           std::optional<ElementType> element =
-              tensor ? toElementType(tensor.getElementType()) : std::nullopt;
+              tensor ? getHostElementType(tensor.getElementType()) : std::nullopt;
           if (!element)
             return emitError(module.getLoc())
                    << "function '" << entry.getName().getValue()
@@ -341,14 +343,28 @@ Executable::invoke(llvm::StringRef name,
         index[d] = 0;
       }
     }
-    // Free buffers the call allocated (not views of the arguments).
+    results.push_back(std::move(result));
+  }
+  // Free the buffers the call allocated, once each and after every result
+  // is copied: results may share one (a tensor returned twice, views of one
+  // allocation). Views of the arguments are the caller's copies, and
+  // constants live in memref.globals, whose descriptors carry 0xdeadbeef
+  // as the allocated pointer (MLIR's memref-to-LLVM lowering).
+  constexpr uintptr_t kGlobalAllocated = 0xdeadbeef;
+  llvm::SmallPtrSet<void *, 4> freed;
+  at = 0;
+  for (auto [type, rank] : signature.results) {
+    int64_t *words = resultStorage.data() + at;
+    at += 3 + 2 * rank;
     void *allocated = reinterpret_cast<void *>(words[0]);
     bool isArgument = llvm::any_of(inputs, [&](Descriptor &d) {
       return reinterpret_cast<void *>(d.words[0]) == allocated;
     });
-    if (!isArgument)
+    if (!allocated || isArgument ||
+        reinterpret_cast<uintptr_t>(allocated) == kGlobalAllocated)
+      continue;
+    if (freed.insert(allocated).second)
       std::free(allocated);
-    results.push_back(std::move(result));
   }
   return results;
 }

@@ -6,7 +6,8 @@
 #include "dtensor/Compiler/Session.h"
 #include "dtensor/Runtime/Runtime.h"
 #include "dtensor/Sharding/Layout.h"
-#include "dtensor/Support/ChunkMath.h"
+#include "dtensor/Support/EntryLayouts.h"
+#include "dtensor/Support/HostLayout.h"
 #include "dtensor/Support/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,7 +23,6 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <limits>
 #include <random>
 #include <sys/wait.h>
 #include <thread>
@@ -32,242 +32,40 @@ using namespace mlir;
 using namespace mlir::dtensor;
 namespace json = llvm::json;
 
-namespace {
-
-//===----------------------------------------------------------------------===//
-// What driver and workers share: the manifest
-//===----------------------------------------------------------------------===//
-
-struct Placement {
-  PlacementKind kind;
-  int64_t dim = 0;
-  ReduceKind reduce = ReduceKind::Sum;
-};
-
-struct TensorSpec {
-  ElementType type = ElementType::F32;
-  SmallVector<int64_t> shape;
-  int64_t mesh = 0;
-  std::vector<Placement> placements;
-};
-
-struct MeshSpec {
-  std::string name;
-  SmallVector<int64_t> shape;
-  SmallVector<int64_t> devices;
-  int64_t size() const {
-    int64_t n = 1;
-    for (int64_t s : shape)
-      n *= s;
-    return n;
-  }
-  /// Coordinates of world rank `rank`, or none if it is not in the mesh.
-  std::optional<SmallVector<int64_t>> coordsOf(int64_t rank) const {
-    int64_t position = rank;
-    if (!devices.empty()) {
-      auto it = llvm::find(devices, rank);
-      if (it == devices.end())
-        return std::nullopt;
-      position = it - devices.begin();
-    }
-    if (position >= size())
-      return std::nullopt;
-    SmallVector<int64_t> coords(shape.size());
-    for (int64_t d = shape.size() - 1; d >= 0; --d) {
-      coords[d] = position % shape[d];
-      position /= shape[d];
-    }
-    return coords;
-  }
-};
-
-struct Manifest {
-  std::string entry;
-  int64_t repeat = 0;
-  std::vector<MeshSpec> meshes;
-  std::vector<TensorSpec> args, results;
-};
-
-json::Value toJSON(const TensorSpec &spec) {
-  json::Array placements;
-  for (const Placement &p : spec.placements)
-    placements.push_back(
-        json::Object{{"kind", static_cast<int64_t>(p.kind)},
-                     {"dim", p.dim},
-                     {"reduce", static_cast<int64_t>(p.reduce)}});
-  return json::Object{{"type", static_cast<int64_t>(spec.type)},
-                      {"shape", json::Array(spec.shape)},
-                      {"mesh", spec.mesh},
-                      {"placements", std::move(placements)}};
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-std::optional<TensorSpec> tensorSpecFromJSON(const json::Value &value) {
-  const json::Object *object = value.getAsObject();
-  if (!object)
-    return std::nullopt;
-  TensorSpec spec;
-  spec.type = static_cast<ElementType>(object->getInteger("type").value_or(0));
-  spec.mesh = object->getInteger("mesh").value_or(0);
-  if (const json::Array *shape = object->getArray("shape"))
-    for (const json::Value &s : *shape)
-      spec.shape.push_back(s.getAsInteger().value_or(0));
-  if (const json::Array *placements = object->getArray("placements"))
-    for (const json::Value &p : *placements) {
-      const json::Object *po = p.getAsObject();
-      if (!po)
-        return std::nullopt;
-      spec.placements.push_back(
-          {static_cast<PlacementKind>(po->getInteger("kind").value_or(1)),
-           po->getInteger("dim").value_or(0),
-           static_cast<ReduceKind>(po->getInteger("reduce").value_or(0))});
-    }
-  return spec;
+static std::string joinPath(llvm::StringRef dir, const llvm::Twine &name) {
+  SmallString<256> p(dir);
+  llvm::sys::path::append(p, name);
+  return std::string(p);
 }
 
-llvm::Error writeManifest(llvm::StringRef path, const Manifest &manifest) {
-  json::Array meshes, args, results;
-  for (const MeshSpec &mesh : manifest.meshes)
-    meshes.push_back(json::Object{{"name", mesh.name},
-                                  {"shape", json::Array(mesh.shape)},
-                                  {"devices", json::Array(mesh.devices)}});
-  for (const TensorSpec &spec : manifest.args)
-    args.push_back(toJSON(spec));
-  for (const TensorSpec &spec : manifest.results)
-    results.push_back(toJSON(spec));
-  json::Object root{{"entry", manifest.entry},
-                    {"repeat", manifest.repeat},
-                    {"meshes", std::move(meshes)},
-                    {"args", std::move(args)},
-                    {"results", std::move(results)}};
+static llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
-    return llvm::createStringError(ec, "cannot write " + path);
-  os << json::Value(std::move(root));
+    return makeError("cannot write " + path + ": " + ec.message());
+  os << text;
   return llvm::Error::success();
 }
 
-llvm::Expected<Manifest> readManifest(llvm::StringRef path) {
+static llvm::Expected<std::string> readFile(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read " + path);
-  auto value = json::parse((*buffer)->getBuffer());
-  if (!value)
-    return value.takeError();
-  const json::Object *root = value->getAsObject();
-  auto bad = [&] {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "malformed manifest " + path);
-  };
-  if (!root)
-    return bad();
-  Manifest manifest;
-  manifest.entry = root->getString("entry").value_or("").str();
-  manifest.repeat = root->getInteger("repeat").value_or(0);
-  if (const json::Array *meshes = root->getArray("meshes"))
-    for (const json::Value &m : *meshes) {
-      const json::Object *mo = m.getAsObject();
-      if (!mo)
-        return bad();
-      MeshSpec mesh;
-      mesh.name = mo->getString("name").value_or("").str();
-      for (const json::Value &s : *mo->getArray("shape"))
-        mesh.shape.push_back(s.getAsInteger().value_or(1));
-      for (const json::Value &s : *mo->getArray("devices"))
-        mesh.devices.push_back(s.getAsInteger().value_or(0));
-      manifest.meshes.push_back(mesh);
-    }
-  for (auto [key, list] : {std::pair{"args", &manifest.args},
-                           std::pair{"results", &manifest.results}}) {
-    if (const json::Array *specs = root->getArray(key))
-      for (const json::Value &s : *specs) {
-        std::optional<TensorSpec> spec = tensorSpecFromJSON(s);
-        if (!spec)
-          return bad();
-        list->push_back(*spec);
-      }
-  }
-  return manifest;
+    return makeError("cannot read " + path + ": " +
+                     buffer.getError().message());
+  return (*buffer)->getBuffer().str();
 }
 
 //===----------------------------------------------------------------------===//
-// Blocks of global tensors
+// Starting ranks
 //===----------------------------------------------------------------------===//
 
-/// Offsets and sizes of the block a process at `coords` holds.
-void blockOf(const TensorSpec &spec, const MeshSpec &mesh,
-             ArrayRef<int64_t> coords, SmallVectorImpl<int64_t> &offsets,
-             SmallVectorImpl<int64_t> &sizes) {
-  offsets.assign(spec.shape.size(), 0);
-  sizes.assign(spec.shape.begin(), spec.shape.end());
-  for (size_t dim = 0; dim < spec.shape.size(); ++dim) {
-    SmallVector<int64_t> splits, indices;
-    for (auto [axis, p] : llvm::enumerate(spec.placements))
-      if (p.kind == PlacementKind::Shard &&
-          p.dim == static_cast<int64_t>(dim)) {
-        splits.push_back(mesh.shape[axis]);
-        indices.push_back(coords[axis]);
-      }
-    Chunk chunk = nestedChunkOf(spec.shape[dim], splits, indices);
-    offsets[dim] = chunk.offset;
-    sizes[dim] = chunk.size;
-  }
-}
+RankLauncher::~RankLauncher() = default;
 
-double identityOf(ReduceKind kind) {
-  switch (kind) {
-  case ReduceKind::Sum:
-  case ReduceKind::Avg:
-    return 0;
-  case ReduceKind::Product:
-    return 1;
-  case ReduceKind::Min:
-    return std::numeric_limits<double>::infinity();
-  case ReduceKind::Max:
-    return -std::numeric_limits<double>::infinity();
-  }
-  return 0;
-}
-
-/// The local input of the process at `coords`: its block; along Partial
-/// axes only coordinate 0 holds the value, the others the identity (avg,
-/// min and max keep the value everywhere).
-HostTensor localInput(const HostTensor &global, const TensorSpec &spec,
-                      const MeshSpec &mesh, ArrayRef<int64_t> coords) {
-  SmallVector<int64_t> offsets, sizes;
-  blockOf(spec, mesh, coords, offsets, sizes);
-  HostTensor local = sliceHostTensor(global, offsets, sizes);
-  for (auto [axis, p] : llvm::enumerate(spec.placements)) {
-    if (p.kind != PlacementKind::Partial || coords[axis] == 0)
-      continue;
-    if (p.reduce == ReduceKind::Sum || p.reduce == ReduceKind::Product)
-      for (int64_t i = 0, n = local.getNumElements(); i < n; ++i)
-        local.set(i, identityOf(p.reduce));
-  }
-  return local;
-}
-
-//===----------------------------------------------------------------------===//
-// Driver
-//===----------------------------------------------------------------------===//
-
-std::string describe(const TensorSpec &spec, const MeshSpec &mesh) {
-  std::string text = "tensor<";
-  for (int64_t s : spec.shape)
-    text += std::to_string(s) + "x";
-  text += getElementTypeName(spec.type).str() + "> on @" + mesh.name + " [";
-  for (auto [i, p] : llvm::enumerate(spec.placements)) {
-    if (i)
-      text += ", ";
-    if (p.kind == PlacementKind::Shard)
-      text += "S(" + std::to_string(p.dim) + ")";
-    else if (p.kind == PlacementKind::Replicate)
-      text += "R";
-    else
-      text += ("P(" + stringifyReduceKind(p.reduce) + ")").str();
-  }
-  return text + "]";
-}
+namespace {
 
 /// Runs `argv` in its own process group; kills the group after `timeout`
 /// seconds. Returns the exit code, or -1 on timeout, -2 if it cannot start.
@@ -303,27 +101,76 @@ int runWithTimeout(const std::vector<std::string> &argv, int64_t timeout) {
   }
 }
 
-/// The layout spec of a partitioned function's argument or result.
-std::optional<TensorSpec> specFromAttrs(DictionaryAttr attrs,
-                                        const llvm::StringMap<int64_t> &ids) {
-  if (!attrs)
-    return std::nullopt;
-  auto layout = attrs.getAs<LayoutAttr>(kLayoutAttrName);
-  auto global = attrs.getAs<TypeAttr>(kGlobalTypeAttrName);
-  if (!layout || !global)
-    return std::nullopt;
-  auto type = cast<RankedTensorType>(global.getValue());
-  TensorSpec spec;
-  std::optional<ElementType> element = toElementType(type.getElementType());
-  if (!element)
-    return std::nullopt;
-  spec.type = *element;
-  spec.shape.assign(type.getShape().begin(), type.getShape().end());
-  spec.mesh = ids.lookup(layout.getMesh().getValue());
-  for (PlacementAttr p : layout.getPlacements())
-    spec.placements.push_back({p.getKind(), p.getDim(), p.getReduce()});
-  return spec;
+class MpiRankLauncher : public RankLauncher {
+public:
+  MpiRankLauncher(std::string mpirun, std::string worker)
+      : mpirun(std::move(mpirun)), worker(std::move(worker)) {}
+
+  llvm::Error run(const RankJob &job) override {
+    auto program = llvm::sys::findProgramByName(mpirun);
+    if (!program || !llvm::sys::fs::can_execute(*program))
+      return makeError("'" + mpirun +
+                       "' not found: install OpenMPI (scripts/setup.sh does) "
+                       "or pass --mpirun");
+    std::vector<std::string> command = {*program};
+    if (getuid() == 0)
+      command.push_back("--allow-run-as-root");
+    for (const char *arg : {"--oversubscribe", "--bind-to", "none", "-n"})
+      command.push_back(arg);
+    command.push_back(std::to_string(job.ranks));
+    command.push_back(worker);
+    command.push_back("--worker=" + job.workDir);
+    int status = runWithTimeout(command, job.timeoutSeconds);
+    if (status == -1)
+      return makeError("the rank job did not finish within " +
+                       llvm::Twine(job.timeoutSeconds) +
+                       " s and was killed (raise --timeout if it is just "
+                       "slow)");
+    if (status == -2)
+      return makeError("cannot start " + *program);
+    if (status != 0)
+      return makeError("the rank job failed with exit code " +
+                       llvm::Twine(status) + " (see the rank's message above)");
+    return llvm::Error::success();
+  }
+
+private:
+  std::string mpirun, worker;
+};
+
+} // namespace
+
+std::unique_ptr<RankLauncher>
+mlir::dtensor::createMpiRankLauncher(std::string mpirun, std::string worker) {
+  return std::make_unique<MpiRankLauncher>(std::move(mpirun),
+                                           std::move(worker));
 }
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+std::string mlir::dtensor::validateOptions(const LaunchOptions &options) {
+  if (!std::isfinite(options.tolerance) || options.tolerance < 0) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", options.tolerance);
+    return "--tolerance must be a finite number >= 0, got " + text;
+  }
+  if (options.repeat < 0)
+    return "--repeat must be >= 0, got " + std::to_string(options.repeat);
+  if (options.timeoutSeconds < 1 || options.timeoutSeconds > kMaxTimeoutSeconds)
+    return "--timeout must be between 1 and " +
+           std::to_string(kMaxTimeoutSeconds) + " seconds, got " +
+           std::to_string(options.timeoutSeconds);
+  if (options.ranks < 1)
+    return "-n must be at least 1";
+  for (const auto &[index, file] : options.inputs)
+    if (index < 0)
+      return "--input index must be >= 0, got " + std::to_string(index);
+  return "";
+}
+
+namespace {
 
 /// Upper bound of random integer inputs: the rows of the embedding table an
 /// argument indexes, else 16.
@@ -342,6 +189,30 @@ int64_t integerBound(func::FuncOp func, unsigned argIndex) {
   return bound;
 }
 
+/// The maximum relative error of `got` against `want`:
+/// max|a - b| / max(max|b|, 1e-30).
+double relativeError(const HostTensor &got, const HostTensor &want) {
+  double maxDiff = 0, maxRef = 0;
+  for (int64_t k = 0, n = want.getNumElements(); k < n; ++k) {
+    maxDiff = std::max(maxDiff, std::fabs(got.get(k) - want.get(k)));
+    maxRef = std::max(maxRef, std::fabs(want.get(k)));
+  }
+  return maxDiff / std::max(maxRef, 1e-30);
+}
+
+std::string joinRanks(const std::vector<int64_t> &ranks) {
+  std::string text;
+  for (int64_t rank : ranks)
+    text += (text.empty() ? "" : ", ") + std::to_string(rank);
+  return text;
+}
+
+/// The sharded program as the ranks run it, and what compiling it did.
+struct ShardedProgram {
+  EntryLayouts layouts;
+  int64_t numAllGatherMatmul = 0, numMatmulReduceScatter = 0, numSplit = 0;
+};
+
 class Driver {
 public:
   Driver(const LaunchOptions &options, llvm::raw_ostream &os)
@@ -353,91 +224,104 @@ private:
     llvm::errs() << "dtensor-run: error: " << message << "\n";
     return 2;
   }
-  std::string path(const llvm::Twine &name) {
-    SmallString<256> p(workDir);
-    llvm::sys::path::append(p, name);
-    return std::string(p);
+  int error(llvm::Error error) {
+    return this->error(llvm::toString(std::move(error)));
   }
+  std::string path(const llvm::Twine &name) { return joinPath(workDir, name); }
+
+  /// Finds the entry, makes it the only public function and drops the
+  /// functions it does not call.
+  llvm::Error selectEntry(ModuleOp module);
+  /// The global inputs: random (from `seed`) or from --input files.
+  llvm::Error makeInputs(uint64_t seed);
+  llvm::Error makeWorkDir();
+  /// Compiles the per-rank program to sharded.mlir.
+  llvm::Expected<ShardedProgram> compileSharded(ModuleOp original);
+  /// Compiles and runs the unsharded program on the host.
+  llvm::Expected<std::vector<HostTensor>> runReference(ModuleOp original);
+  /// Writes what the ranks read: inputs, layouts.json, job.json.
+  llvm::Error writeJob(const EntryLayouts &layouts);
+  /// Reassembles every output and compares each copy with `expected`.
+  llvm::Expected<bool> compare(const EntryLayouts &layouts,
+                               const std::vector<HostTensor> &expected);
+  void printTiming();
 
   const LaunchOptions &options;
   llvm::raw_ostream &os;
+  Session session;
+  func::FuncOp entry;
+  std::string entryName;
+  std::vector<HostTensor> inputs;
   std::string workDir;
+  /// The reference compiles with the same target but no scheduling.
+  PipelineOptions compileOptions;
 };
 
-int Driver::run() {
-  Session session;
-  FailureOr<OwningOpRef<ModuleOp>> parsed =
-      session.parseFile(options.inputFile);
-  if (failed(parsed))
-    return 2;
-  ModuleOp original = **parsed;
-
-  // The entry function.
-  func::FuncOp entry;
-  for (auto func : original.getOps<func::FuncOp>()) {
+llvm::Error Driver::selectEntry(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
     if (options.entry.empty() ? func.isPublic()
                               : func.getSymName() == options.entry) {
       if (entry && options.entry.empty())
-        return error("several public functions; choose one with --entry");
+        return makeError("several public functions; choose one with --entry");
       entry = func;
     }
   }
   if (!entry)
-    return error(options.entry.empty() ? "no public function to run"
-                                       : "no function @" + options.entry);
-  std::string entryName = entry.getSymName().str();
-  // Only the entry is called from the host.
-  for (auto func : original.getOps<func::FuncOp>())
-    if (!func.isExternal())
-      func.setVisibility(func == entry ? SymbolTable::Visibility::Public
-                                       : SymbolTable::Visibility::Private);
-
-  Manifest manifest;
-  manifest.entry = entryName;
-  manifest.repeat = options.repeat;
-  llvm::StringMap<int64_t> meshIds;
-  for (auto mesh : original.getOps<MeshOp>()) {
-    MeshSpec spec;
-    spec.name = mesh.getSymName().str();
-    spec.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
-    if (auto devices = mesh.getDevices())
-      spec.devices.assign(devices->begin(), devices->end());
-    meshIds[spec.name] = manifest.meshes.size();
-    manifest.meshes.push_back(spec);
+    return makeError(options.entry.empty()
+                         ? llvm::Twine("no public function to run")
+                         : "no function @" + options.entry);
+  entryName = entry.getSymName().str();
+  // Only the entry is called from the host; functions it does not reach are
+  // not compiled at all.
+  for (auto func : module.getOps<func::FuncOp>())
+    func.setVisibility(func == entry ? SymbolTable::Visibility::Public
+                                     : SymbolTable::Visibility::Private);
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (func != entry && SymbolTable::symbolKnownUseEmpty(func, module)) {
+        func.erase();
+        erased = true;
+      }
   }
-  if (manifest.meshes.empty())
-    return error("the program declares no dtensor.mesh");
+  if (module.getOps<MeshOp>().empty())
+    return makeError("the program declares no dtensor.mesh");
+  return llvm::Error::success();
+}
 
-  // Inputs (global), random or from files.
-  std::random_device device;
-  uint64_t seed =
-      options.seed ? *options.seed : (uint64_t(device()) << 32) ^ device();
+llvm::Error Driver::makeInputs(uint64_t seed) {
+  unsigned numArgs = entry.getNumArguments();
+  for (const auto &[index, file] : options.inputs)
+    if (index >= numArgs)
+      return makeError("--input " + llvm::Twine(index) + "=" + file + ": @" +
+                       entryName + " has " + llvm::Twine(numArgs) +
+                       " argument" + (numArgs == 1 ? "" : "s"));
   std::mt19937_64 rng(seed);
-  std::vector<HostTensor> inputs;
   for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     std::optional<ElementType> element =
-        tensor ? toElementType(tensor.getElementType()) : std::nullopt;
+        tensor ? getHostElementType(tensor.getElementType()) : std::nullopt;
     if (!tensor || !tensor.hasStaticShape() || !element)
-      return error("argument #" + llvm::Twine(i) + " of @" + entryName +
-                   " is not a static f32/f64/i32/i64 tensor");
+      return makeError("argument #" + llvm::Twine(i) + " of @" + entryName +
+                       " is not a static f32/f64/i32/i64/bf16/f16 tensor");
     auto provided = options.inputs.find(i);
     if (provided != options.inputs.end()) {
       llvm::Expected<HostTensor> loaded = readNpy(provided->second);
       if (!loaded)
-        return error("input #" + llvm::Twine(i) + ": " +
-                     llvm::toString(loaded.takeError()));
+        return makeError("input #" + llvm::Twine(i) + ": " +
+                         llvm::toString(loaded.takeError()));
       if (loaded->type != *element ||
           ArrayRef<int64_t>(loaded->shape) != tensor.getShape()) {
         std::string want, got;
         llvm::raw_string_ostream(want) << tensor;
         for (int64_t s : loaded->shape)
           got += std::to_string(s) + "x";
-        return error("input #" + llvm::Twine(i) + " (" + provided->second +
-                     ") holds " + got + getElementTypeName(loaded->type) +
-                     ", the argument is " + want);
+        return makeError("input #" + llvm::Twine(i) + " (" + provided->second +
+                         ") holds " + got + getElementTypeName(loaded->type) +
+                         ", the argument is " + want);
       }
       inputs.push_back(std::move(*loaded));
       continue;
@@ -455,54 +339,36 @@ int Driver::run() {
     }
     inputs.push_back(std::move(input));
   }
+  return llvm::Error::success();
+}
 
-  // Work directory.
+llvm::Error Driver::makeWorkDir() {
   if (!options.workDir.empty()) {
     workDir = options.workDir;
     if (std::error_code ec = llvm::sys::fs::create_directories(workDir))
-      return error("cannot create " + workDir + ": " + ec.message());
-  } else {
-    SmallString<128> dir;
-    if (std::error_code ec =
-            llvm::sys::fs::createUniqueDirectory("dtensor-run", dir))
-      return error("cannot create a work directory: " + ec.message());
-    workDir = std::string(dir);
+      return makeError("cannot create " + workDir + ": " + ec.message());
+    return llvm::Error::success();
   }
-  auto cleanup = llvm::make_scope_exit([&] {
-    if (options.workDir.empty() && !options.keepWorkDir)
-      llvm::sys::fs::remove_directories(workDir);
-  });
+  SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("dtensor-run", dir))
+    return makeError("cannot create a work directory: " + ec.message());
+  workDir = std::string(dir);
+  return llvm::Error::success();
+}
 
-  // The reference compiles with the same target but no scheduling.
-  PipelineOptions compileOptions;
-  compileOptions.target = options.target;
-  compileOptions.overlap.passes.clear();
-
-  // Sharded: per-rank program, layouts of the entry's arguments and
-  // results, then fusion and scheduling, then LLVM.
+llvm::Expected<ShardedProgram> Driver::compileSharded(ModuleOp original) {
+  // Per-rank program, layouts of the entry's arguments and results, then
+  // fusion and scheduling, then LLVM.
   OwningOpRef<ModuleOp> sharded = original.clone();
   if (failed(session.lower(*sharded, Stage::PerRank, compileOptions)))
-    return error("compiling the sharded program failed");
+    return makeError("compiling the sharded program failed");
   auto perRank = sharded->lookupSymbol<func::FuncOp>(entryName);
-  for (unsigned i = 0; i < perRank.getNumArguments(); ++i) {
-    std::optional<TensorSpec> spec =
-        specFromAttrs(perRank.getArgAttrDict(i), meshIds);
-    if (!spec)
-      return error("argument #" + llvm::Twine(i) + " has no layout");
-    manifest.args.push_back(*spec);
-  }
-  for (unsigned i = 0; i < perRank.getNumResults(); ++i) {
-    std::optional<TensorSpec> spec =
-        specFromAttrs(perRank.getResultAttrDict(i), meshIds);
-    if (!spec)
-      return error("result #" + llvm::Twine(i) + " has no layout");
-    manifest.results.push_back(*spec);
-  }
-  const MeshSpec &mesh =
-      manifest.meshes[manifest.args.empty() ? 0 : manifest.args.front().mesh];
-  if (mesh.size() != options.ranks)
-    return error("mesh @" + mesh.name + " has " + llvm::Twine(mesh.size()) +
-                 " processes; run with -n " + llvm::Twine(mesh.size()));
+  FailureOr<EntryLayouts> layouts = getEntryLayouts(perRank);
+  if (failed(layouts))
+    return makeError("the per-rank entry does not say how its tensors are "
+                     "laid out");
+  ShardedProgram program{std::move(*layouts)};
   // Comm-compute fusion (force: test shapes are too small to pay), forced
   // row chunks of matmul + all_reduce, scheduling passes.
   PipelineOptions scheduling = compileOptions;
@@ -520,178 +386,206 @@ int Driver::run() {
   int64_t allReducesBefore = countAllReduces();
   if (failed(session.lower(*sharded, Stage::Scheduled, scheduling,
                            Stage::PerRank)))
-    return error("fusing and scheduling the sharded program failed");
-  int64_t numAllGatherMatmul = 0, numMatmulReduceScatter = 0, numSplit = 0;
+    return makeError("fusing and scheduling the sharded program failed");
   perRank.walk([&](Operation *op) {
-    numAllGatherMatmul += isa<AllGatherMatmulOp>(op);
-    numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
+    program.numAllGatherMatmul += isa<AllGatherMatmulOp>(op);
+    program.numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
   });
-  if (options.splitAllReduce > 0)
-    numSplit = (countAllReduces() - allReducesBefore) /
-               (options.splitAllReduce - 1);
+  if (options.splitAllReduce > 1)
+    program.numSplit =
+        (countAllReduces() - allReducesBefore) / (options.splitAllReduce - 1);
   if (failed(session.lower(*sharded, Stage::LLVM, compileOptions,
                            Stage::Scheduled)))
-    return error("lowering the sharded program failed");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(path("sharded.mlir"), ec);
-    if (ec)
-      return error("cannot write " + path("sharded.mlir"));
-    sharded->print(out);
-  }
+    return makeError("lowering the sharded program failed");
+  if (llvm::Error e = writeFile(path("sharded.mlir"),
+                                Session::print(sharded->getOperation())))
+    return std::move(e);
+  return program;
+}
 
-  // Reference: the same program without placements, on one process.
+llvm::Expected<std::vector<HostTensor>>
+Driver::runReference(ModuleOp original) {
+  // The same program without placements, on one process.
   OwningOpRef<ModuleOp> reference = original.clone();
   Session::stripPlacements(*reference);
   if (failed(session.lower(*reference, Stage::LLVM, compileOptions)))
-    return error("compiling the unsharded reference failed");
-  FailureOr<std::unique_ptr<Executable>> referenceExe =
-      session.compile(*reference);
-  if (failed(referenceExe))
-    return 2;
+    return makeError("compiling the unsharded reference failed");
+  FailureOr<std::unique_ptr<Executable>> exe = session.compile(*reference);
+  if (failed(exe))
+    return makeError("JIT-compiling the unsharded reference failed");
   SmallVector<const HostTensor *> args;
   for (const HostTensor &input : inputs)
     args.push_back(&input);
   llvm::Expected<std::vector<HostTensor>> expected =
-      (*referenceExe)->invoke(entryName, args);
+      (*exe)->invoke(entryName, args);
   if (!expected)
-    return error("reference run: " + llvm::toString(expected.takeError()));
+    return makeError("reference run: " + llvm::toString(expected.takeError()));
+  return expected;
+}
 
+llvm::Error Driver::writeJob(const EntryLayouts &layouts) {
   for (auto [i, input] : llvm::enumerate(inputs))
     if (llvm::Error e = writeNpy(path("in" + llvm::Twine(i) + ".npy"), input))
-      return error(llvm::toString(std::move(e)));
-  if (llvm::Error e = writeManifest(path("manifest.json"), manifest))
-    return error(llvm::toString(std::move(e)));
+      return e;
+  if (llvm::Error e = writeFile(path("layouts.json"), layouts.toJSON()))
+    return e;
+  std::string job;
+  llvm::raw_string_ostream(job)
+      << json::Value(json::Object{{"repeat", options.repeat}});
+  return writeFile(path("job.json"), job);
+}
+
+llvm::Expected<bool> Driver::compare(const EntryLayouts &layouts,
+                                     const std::vector<HostTensor> &expected) {
+  bool allGood = true;
+  for (auto [i, spec] : llvm::enumerate(layouts.results)) {
+    const HostMesh &mesh = layouts.getMesh(spec);
+    std::vector<HostTensor> locals;
+    for (int64_t position = 0; position < mesh.size(); ++position) {
+      int64_t rank = mesh.rankAt(position);
+      llvm::Expected<HostTensor> local = readNpy(
+          path("out" + llvm::Twine(i) + ".rank" + llvm::Twine(rank) + ".npy"));
+      if (!local)
+        return makeError("rank " + llvm::Twine(rank) + " left no output #" +
+                         llvm::Twine(i) + ": " +
+                         llvm::toString(local.takeError()));
+      locals.push_back(std::move(*local));
+    }
+    HostReassembly global =
+        reassemble(locals, spec.type, spec.shape, spec.layout, mesh);
+    if (!global.error.empty())
+      return makeError("output #" + llvm::Twine(i) + ": " + global.error);
+    // Every copy is checked; the report gives the worst.
+    double worst = 0;
+    std::vector<std::vector<int64_t>> bad;
+    for (const HostReplica &replica : global.replicas) {
+      double relative = relativeError(replica.value, expected[i]);
+      bool good = !std::isnan(relative) && relative <= options.tolerance;
+      if (!good)
+        bad.push_back(replica.ranks);
+      if (!std::isnan(worst) && (std::isnan(relative) || relative > worst))
+        worst = relative;
+    }
+    allGood &= bad.empty();
+    os << llvm::format("  output #%zu %s: max relative error %.3e "
+                       "(tolerance %.1e) %s",
+                       i, layouts.describe(spec).c_str(), worst,
+                       options.tolerance, bad.empty() ? "ok" : "MISMATCH");
+    if (!bad.empty() && global.replicas.size() > 1) {
+      os << " in " << bad.size() << " of " << global.replicas.size()
+         << " copies: ";
+      for (auto [k, ranks] : llvm::enumerate(bad))
+        os << (k ? "; " : "") << "ranks " << joinRanks(ranks);
+    }
+    os << "\n";
+  }
+  return allGood;
+}
+
+void Driver::printTiming() {
+  if (options.repeat <= 0)
+    return;
+  llvm::Expected<std::string> text = readFile(path("timing.json"));
+  if (!text) {
+    llvm::consumeError(text.takeError());
+    return;
+  }
+  llvm::Expected<json::Value> value = json::parse(*text);
+  if (!value) {
+    llvm::consumeError(value.takeError());
+    return;
+  }
+  if (const json::Object *object = value->getAsObject())
+    os << llvm::format("  time per call (rank 0): median %.3f ms, "
+                       "min %.3f ms over %lld calls\n",
+                       object->getNumber("median_ms").value_or(0),
+                       object->getNumber("min_ms").value_or(0),
+                       (long long)options.repeat);
+}
+
+int Driver::run() {
+  if (std::string why = validateOptions(options); !why.empty())
+    return error(why);
+  FailureOr<OwningOpRef<ModuleOp>> parsed =
+      session.parseFile(options.inputFile);
+  if (failed(parsed))
+    return 2;
+  ModuleOp original = **parsed;
+  if (llvm::Error e = selectEntry(original))
+    return error(std::move(e));
+
+  std::random_device device;
+  uint64_t seed =
+      options.seed ? *options.seed : (uint64_t(device()) << 32) ^ device();
+  if (llvm::Error e = makeInputs(seed))
+    return error(std::move(e));
+  if (llvm::Error e = makeWorkDir())
+    return error(std::move(e));
+  llvm::scope_exit cleanup([&] {
+    if (options.workDir.empty() && !options.keepWorkDir)
+      llvm::sys::fs::remove_directories(workDir);
+  });
+
+  // Compile.
+  compileOptions.target = options.target;
+  compileOptions.overlap.passes.clear();
+  llvm::Expected<ShardedProgram> sharded = compileSharded(original);
+  if (!sharded)
+    return error(sharded.takeError());
+  const EntryLayouts &layouts = sharded->layouts;
+  std::optional<int64_t> meshId = layouts.getEntryMesh();
+  const HostMesh &mesh = layouts.meshes[meshId.value_or(0)];
+  if (mesh.size() != options.ranks)
+    return error("mesh @" + mesh.name + " has " + llvm::Twine(mesh.size()) +
+                 " processes; run with -n " + llvm::Twine(mesh.size()));
+  for (const auto *list : {&layouts.args, &layouts.results})
+    for (const HostTensorSpec &spec : *list) {
+      const HostMesh &other = layouts.getMesh(spec);
+      for (int64_t p = 0; p < other.size(); ++p)
+        if (other.rankAt(p) >= options.ranks)
+          return error("mesh @" + other.name + " uses rank " +
+                       llvm::Twine(other.rankAt(p)) + ", beyond the " +
+                       llvm::Twine(options.ranks) + " ranks of the job");
+    }
+  llvm::Expected<std::vector<HostTensor>> expected = runReference(original);
+  if (!expected)
+    return error(expected.takeError());
+  if (llvm::Error e = writeJob(layouts))
+    return error(std::move(e));
 
   os << "dtensor-run: " << options.inputFile << ", @" << entryName << " on "
      << options.ranks << " ranks (mesh @" << mesh.name << "), seed " << seed
      << "\n";
   if (options.fuse)
-    os << "dtensor-run: fused " << numAllGatherMatmul << " all_gather_matmul, "
-       << numMatmulReduceScatter << " matmul_reduce_scatter\n";
+    os << "dtensor-run: fused " << sharded->numAllGatherMatmul
+       << " all_gather_matmul, " << sharded->numMatmulReduceScatter
+       << " matmul_reduce_scatter\n";
   if (options.splitAllReduce > 0)
-    os << "dtensor-run: split " << numSplit << " matmul + all_reduce into "
-       << options.splitAllReduce << " row chunks\n";
+    os << "dtensor-run: split " << sharded->numSplit
+       << " matmul + all_reduce into " << options.splitAllReduce
+       << " row chunks\n";
   os.flush();
 
-  // The rank job.
-  auto mpirun = llvm::sys::findProgramByName(options.mpirun);
-  if (!mpirun || !llvm::sys::fs::can_execute(*mpirun))
-    return error("'" + options.mpirun +
-                 "' not found: install OpenMPI (scripts/setup.sh does) or "
-                 "pass --mpirun");
-  std::string self =
-      llvm::sys::fs::getMainExecutable(nullptr, (void *)&launchAndCheck);
-  std::vector<std::string> command = {*mpirun};
-  if (getuid() == 0)
-    command.push_back("--allow-run-as-root");
-  for (const char *arg : {"--oversubscribe", "--bind-to", "none", "-n"})
-    command.push_back(arg);
-  command.push_back(std::to_string(options.ranks));
-  command.push_back(self);
-  command.push_back("--worker=" + workDir);
-  int status = runWithTimeout(command, options.timeoutSeconds);
-  if (status == -1)
-    return error("the rank job did not finish within " +
-                 llvm::Twine(options.timeoutSeconds) +
-                 " s and was killed (raise --timeout if it is just slow)");
-  if (status == -2)
-    return error("cannot start " + *mpirun);
-  if (status != 0)
-    return error("the rank job failed with exit code " + llvm::Twine(status) +
-                 " (see the rank's message above)");
-
-  // Reassemble each output from the ranks' parts and compare.
-  bool allGood = true;
-  for (auto [i, spec] : llvm::enumerate(manifest.results)) {
-    const MeshSpec &m = manifest.meshes[spec.mesh];
-    HostTensor global(spec.type, spec.shape);
-    std::optional<ReduceKind> partial;
-    int64_t partialCount = 1;
-    for (auto [axis, p] : llvm::enumerate(spec.placements))
-      if (p.kind == PlacementKind::Partial) {
-        partial = p.reduce;
-        partialCount *= m.shape[axis];
-      }
-    for (int64_t k = 0, n = global.getNumElements(); k < n; ++k)
-      global.set(k, partial ? identityOf(*partial) : 0);
-    for (int64_t rank = 0; rank < options.ranks; ++rank) {
-      std::optional<SmallVector<int64_t>> coords = m.coordsOf(rank);
-      if (!coords)
-        continue;
-      bool replica = false;
-      for (auto [axis, p] : llvm::enumerate(spec.placements))
-        replica |= p.kind == PlacementKind::Replicate && (*coords)[axis] != 0;
-      if (replica)
-        continue;
-      std::string file =
-          path("out" + llvm::Twine(i) + ".rank" + llvm::Twine(rank) + ".npy");
-      llvm::Expected<HostTensor> local = readNpy(file);
-      if (!local)
-        return error("rank " + llvm::Twine(rank) + " left no output #" +
-                     llvm::Twine(i) + ": " + llvm::toString(local.takeError()));
-      SmallVector<int64_t> offsets, sizes;
-      blockOf(spec, m, *coords, offsets, sizes);
-      if (ArrayRef<int64_t>(local->shape) != ArrayRef<int64_t>(sizes))
-        return error("rank " + llvm::Twine(rank) + " returned output #" +
-                     llvm::Twine(i) + " with a shape other than its block");
-      forEachInBlock(spec.shape, offsets, sizes, [&](int64_t g, int64_t l) {
-        double v = local->get(l);
-        if (!partial) {
-          global.set(g, v);
-          return;
-        }
-        double acc = global.get(g);
-        switch (*partial) {
-        case ReduceKind::Sum:
-        case ReduceKind::Avg:
-          acc += v;
-          break;
-        case ReduceKind::Product:
-          acc *= v;
-          break;
-        case ReduceKind::Min:
-          acc = std::min(acc, v);
-          break;
-        case ReduceKind::Max:
-          acc = std::max(acc, v);
-          break;
-        }
-        global.set(g, acc);
-      });
-    }
-    if (partial == ReduceKind::Avg)
-      for (int64_t k = 0, n = global.getNumElements(); k < n; ++k)
-        global.set(k, global.get(k) / partialCount);
-
-    const HostTensor &want = (*expected)[i];
-    double maxDiff = 0, maxRef = 0;
-    for (int64_t k = 0, n = want.getNumElements(); k < n; ++k) {
-      maxDiff = std::max(maxDiff, std::fabs(global.get(k) - want.get(k)));
-      maxRef = std::max(maxRef, std::fabs(want.get(k)));
-    }
-    double relative = maxDiff / std::max(maxRef, 1e-30);
-    bool good = !std::isnan(relative) && relative <= options.tolerance;
-    allGood &= good;
-    os << llvm::format("  output #%zu %s: max relative error %.3e "
-                       "(tolerance %.1e) %s\n",
-                       i, describe(spec, m).c_str(), relative,
-                       options.tolerance, good ? "ok" : "MISMATCH");
+  // Start the ranks.
+  std::unique_ptr<RankLauncher> mpi;
+  RankLauncher *launcher = options.launcher;
+  if (!launcher) {
+    mpi = createMpiRankLauncher(
+        options.mpirun,
+        llvm::sys::fs::getMainExecutable(nullptr, (void *)&launchAndCheck));
+    launcher = mpi.get();
   }
-  if (options.repeat > 0) {
-    auto buffer = llvm::MemoryBuffer::getFile(path("timing.json"));
-    if (buffer) {
-      if (auto value = json::parse((*buffer)->getBuffer()))
-        if (auto *object = value->getAsObject())
-          os << llvm::format("  time per call (rank 0): median %.3f ms, "
-                             "min %.3f ms over %lld calls\n",
-                             object->getNumber("median_ms").value_or(0),
-                             object->getNumber("min_ms").value_or(0),
-                             (long long)options.repeat);
-    }
-  }
-  os << (allGood ? "PASS" : "FAIL") << "\n";
-  return allGood ? 0 : 1;
+  if (llvm::Error e =
+          launcher->run({workDir, options.ranks, options.timeoutSeconds}))
+    return error(std::move(e));
+
+  // Compare.
+  llvm::Expected<bool> good = compare(layouts, *expected);
+  if (!good)
+    return error(good.takeError());
+  printTiming();
+  os << (*good ? "PASS" : "FAIL") << "\n";
+  return *good ? 0 : 1;
 }
 
 } // namespace
@@ -715,18 +609,27 @@ int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
     std::_Exit(3);
     return 3;
   };
-  auto path = [&](const llvm::Twine &name) {
-    SmallString<256> p(workDir);
-    llvm::sys::path::append(p, name);
-    return std::string(p);
-  };
-  llvm::Expected<Manifest> manifest = readManifest(path("manifest.json"));
-  if (!manifest)
-    return fail(llvm::toString(manifest.takeError()));
+  auto path = [&](const llvm::Twine &name) { return joinPath(workDir, name); };
+  llvm::Expected<std::string> layoutsText = readFile(path("layouts.json"));
+  if (!layoutsText)
+    return fail(llvm::toString(layoutsText.takeError()));
+  llvm::Expected<EntryLayouts> layouts = EntryLayouts::fromJSON(*layoutsText);
+  if (!layouts)
+    return fail(llvm::toString(layouts.takeError()));
+  int64_t repeat = 0;
+  llvm::Expected<std::string> jobText = readFile(path("job.json"));
+  if (!jobText)
+    return fail(llvm::toString(jobText.takeError()));
+  if (llvm::Expected<json::Value> job = json::parse(*jobText)) {
+    if (const json::Object *object = job->getAsObject())
+      repeat = object->getInteger("repeat").value_or(0);
+  } else {
+    return fail("job.json: " + llvm::toString(job.takeError()));
+  }
   // Every process registers every mesh, in order (registration is
   // collective); meshes larger than the job cannot be used by the entry
   // (the driver checked) and are skipped everywhere alike.
-  for (auto [id, mesh] : llvm::enumerate(manifest->meshes))
+  for (auto [id, mesh] : llvm::enumerate(layouts->meshes))
     if (mesh.size() <= dtensor_rt_world_size() &&
         dtensor_rt_register_mesh(id, mesh.shape.size(), mesh.shape.data(),
                                  mesh.devices.empty() ? nullptr
@@ -747,33 +650,33 @@ int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
     return fail("JIT compilation failed");
 
   std::vector<HostTensor> locals;
-  for (auto [i, spec] : llvm::enumerate(manifest->args)) {
+  for (auto [i, spec] : llvm::enumerate(layouts->args)) {
     llvm::Expected<HostTensor> global =
         readNpy(path("in" + llvm::Twine(i) + ".npy"));
     if (!global)
       return fail(llvm::toString(global.takeError()));
-    const MeshSpec &mesh = manifest->meshes[spec.mesh];
-    std::optional<SmallVector<int64_t>> coords = mesh.coordsOf(rank);
+    const HostMesh &mesh = layouts->getMesh(spec);
+    std::optional<std::vector<int64_t>> coords = mesh.coordsOf(rank);
     if (!coords)
       return fail("not a member of mesh @" + mesh.name);
     // Written by the launcher in the argument's type, bf16 as f32.
-    locals.push_back(
-        localInput(castHostTensor(*global, spec.type), spec, mesh, *coords));
+    locals.push_back(distribute(castHostTensor(*global, spec.type),
+                                spec.layout, mesh, *coords));
   }
   SmallVector<const HostTensor *> args;
   for (const HostTensor &local : locals)
     args.push_back(&local);
 
   llvm::Expected<std::vector<HostTensor>> outputs =
-      (*exe)->invoke(manifest->entry, args);
+      (*exe)->invoke(layouts->entry, args);
   if (!outputs)
     return fail(llvm::toString(outputs.takeError()));
   std::vector<double> times;
-  for (int64_t k = 0; k < manifest->repeat; ++k) {
+  for (int64_t k = 0; k < repeat; ++k) {
     dtensor_rt_barrier();
     auto start = std::chrono::steady_clock::now();
     llvm::Expected<std::vector<HostTensor>> again =
-        (*exe)->invoke(manifest->entry, args);
+        (*exe)->invoke(layouts->entry, args);
     if (!again)
       return fail(llvm::toString(again.takeError()));
     dtensor_rt_barrier();
@@ -788,11 +691,11 @@ int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
       return fail(llvm::toString(std::move(e)));
   if (rank == 0 && !times.empty()) {
     std::sort(times.begin(), times.end());
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path("timing.json"), ec);
-    if (!ec)
-      os << json::Value(json::Object{{"median_ms", times[times.size() / 2]},
-                                     {"min_ms", times.front()}});
+    std::string timing;
+    llvm::raw_string_ostream(timing) << json::Value(json::Object{
+        {"median_ms", times[times.size() / 2]}, {"min_ms", times.front()}});
+    if (llvm::Error e = writeFile(path("timing.json"), timing))
+      llvm::consumeError(std::move(e));
   }
   dtensor_rt_finalize();
   return 0;

@@ -1,7 +1,6 @@
 //===- Layout.cpp - layouts applied to tensors and meshes -----------------===//
 
 #include "dtensor/Sharding/Layout.h"
-#include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -23,44 +22,131 @@ LayoutAttr mlir::dtensor::withPlacement(LayoutAttr layout, int64_t axis,
   return LayoutAttr::get(layout.getContext(), layout.getMesh(), placements);
 }
 
+static_assert(kUnknownSize == ShapedType::kDynamic,
+              "HostLayout's unknown size must be MLIR's dynamic size");
+
+HostPlacement mlir::dtensor::toHostPlacement(PlacementAttr placement) {
+  switch (placement.getKind()) {
+  case PlacementKind::Shard:
+    return HostPlacement::shard(placement.getDim());
+  case PlacementKind::Replicate:
+    return HostPlacement::replicate();
+  case PlacementKind::Partial:
+    break;
+  }
+  switch (placement.getReduce()) {
+  case ReduceKind::Sum:
+    return HostPlacement::partial(HostPlacement::Reduce::Sum);
+  case ReduceKind::Avg:
+    return HostPlacement::partial(HostPlacement::Reduce::Avg);
+  case ReduceKind::Product:
+    return HostPlacement::partial(HostPlacement::Reduce::Product);
+  case ReduceKind::Min:
+    return HostPlacement::partial(HostPlacement::Reduce::Min);
+  case ReduceKind::Max:
+    return HostPlacement::partial(HostPlacement::Reduce::Max);
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+HostLayout mlir::dtensor::toHostLayout(LayoutAttr layout) {
+  HostLayout host;
+  for (PlacementAttr placement : layout.getPlacements())
+    host.placements.push_back(toHostPlacement(placement));
+  return host;
+}
+
+HostMesh mlir::dtensor::toHostMesh(MeshOp mesh) {
+  HostMesh host;
+  host.name = mesh.getSymName().str();
+  host.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+  if (std::optional<ArrayRef<int64_t>> devices = mesh.getDevices())
+    host.devices.assign(devices->begin(), devices->end());
+  return host;
+}
+
+std::optional<ElementType> mlir::dtensor::getHostElementType(Type type) {
+  // The runtime's element types are named by their MLIR spelling.
+  std::string spelled;
+  llvm::raw_string_ostream(spelled) << type;
+  return parseElementType(spelled);
+}
+
+FailureOr<EntryLayouts>
+mlir::dtensor::getEntryLayouts(FunctionOpInterface func) {
+  auto module = func->getParentOfType<ModuleOp>();
+  EntryLayouts layouts;
+  layouts.entry = func.getName().str();
+  llvm::StringMap<int64_t> meshIds;
+  for (MeshOp mesh : module.getOps<MeshOp>()) {
+    meshIds[mesh.getSymName()] = layouts.meshes.size();
+    layouts.meshes.push_back(toHostMesh(mesh));
+  }
+  auto specOf = [&](DictionaryAttr attrs, const Twine &what,
+                    std::vector<HostTensorSpec> &out) -> LogicalResult {
+    auto layout =
+        attrs ? attrs.getAs<LayoutAttr>(kLayoutAttrName) : LayoutAttr();
+    auto global =
+        attrs ? attrs.getAs<TypeAttr>(kGlobalTypeAttrName) : TypeAttr();
+    auto type = global ? dyn_cast<RankedTensorType>(global.getValue())
+                       : RankedTensorType();
+    if (!layout || !type)
+      return func.emitError() << what << " has no layout";
+    auto mesh = meshIds.find(layout.getMesh().getValue());
+    if (mesh == meshIds.end())
+      return func.emitError()
+             << what << " is laid out on the unknown mesh " << layout.getMesh();
+    std::optional<ElementType> element =
+        getHostElementType(type.getElementType());
+    if (!element || !type.hasStaticShape())
+      return func.emitError()
+             << what << " is a " << type
+             << ": hosts hold static f32/f64/i32/i64/bf16/f16 tensors only";
+    out.push_back(
+        {*element,
+         std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
+         mesh->second, toHostLayout(layout)});
+    return success();
+  };
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (failed(specOf(func.getArgAttrDict(i), "argument #" + Twine(i),
+                      layouts.args)))
+      return failure();
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (failed(specOf(func.getResultAttrDict(i), "result #" + Twine(i),
+                      layouts.results)))
+      return failure();
+  return layouts;
+}
+
 SmallVector<SmallVector<int64_t>>
 mlir::dtensor::splitsPerDim(LayoutAttr layout, MeshOp mesh, int64_t rank) {
   SmallVector<SmallVector<int64_t>> splits;
-  for (ArrayRef<int64_t> axes : shardingAxesPerDim(layout, rank)) {
-    SmallVector<int64_t> sizes;
-    for (int64_t axis : axes)
-      sizes.push_back(mesh.getShape()[axis]);
-    splits.push_back(sizes);
-  }
+  for (const std::vector<int64_t> &sizes : toHostLayout(layout).splitsPerDim(
+           std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()),
+           rank))
+    splits.emplace_back(sizes.begin(), sizes.end());
   return splits;
 }
 
 SmallVector<int64_t> mlir::dtensor::getLocalShape(ArrayRef<int64_t> globalShape,
                                                   LayoutAttr layout,
                                                   MeshOp mesh) {
-  SmallVector<int64_t> shape(globalShape);
-  auto splits = splitsPerDim(layout, mesh, globalShape.size());
-  for (auto [dim, size] : llvm::enumerate(shape)) {
-    if (ShapedType::isDynamic(size) || splits[dim].empty())
-      continue;
-    std::optional<int64_t> uniform = uniformChunkSize(size, splits[dim]);
-    size = uniform ? *uniform : ShapedType::kDynamic;
-  }
-  return shape;
+  std::vector<int64_t> shape = getUniformLocalShape(
+      std::vector<int64_t>(globalShape.begin(), globalShape.end()),
+      toHostLayout(layout),
+      std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()));
+  return SmallVector<int64_t>(shape.begin(), shape.end());
 }
 
 SmallVector<int64_t>
 mlir::dtensor::getPaddedLocalShape(ArrayRef<int64_t> globalShape,
                                    LayoutAttr layout, MeshOp mesh) {
-  SmallVector<int64_t> shape(globalShape);
-  auto splits = splitsPerDim(layout, mesh, globalShape.size());
-  for (auto [dim, size] : llvm::enumerate(shape)) {
-    if (ShapedType::isDynamic(size))
-      continue;
-    for (int64_t n : splits[dim])
-      size = maxChunkSize(size, n);
-  }
-  return shape;
+  std::vector<int64_t> shape = dtensor::getPaddedLocalShape(
+      std::vector<int64_t>(globalShape.begin(), globalShape.end()),
+      toHostLayout(layout),
+      std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()));
+  return SmallVector<int64_t>(shape.begin(), shape.end());
 }
 
 RankedTensorType mlir::dtensor::getLocalType(RankedTensorType globalType,

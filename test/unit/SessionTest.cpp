@@ -208,3 +208,102 @@ TEST(Session, RunPipelineRejectsBadText) {
   EXPECT_NE(message.find("anchored on 'builtin.modulex'"), std::string::npos)
       << message;
 }
+
+namespace {
+
+/// Lowers the unsharded form of `source` and JIT-compiles it.
+std::unique_ptr<Executable> compileUnsharded(Session &session,
+                                             const char *source,
+                                             std::string *llvmText = nullptr) {
+  auto module = session.parse(source);
+  if (failed(module))
+    return nullptr;
+  Session::stripPlacements(**module);
+  if (failed(session.lower(**module, Stage::LLVM, {})))
+    return nullptr;
+  if (llvmText)
+    *llvmText = Session::print(**module);
+  auto exe = session.compile(**module);
+  return succeeded(exe) ? std::move(*exe) : nullptr;
+}
+
+TEST(Session, InvokeFreesAResultReturnedTwiceOnce) {
+  // Regression: each result's buffer was freed, so a tensor returned twice
+  // was freed twice (and the second copy read freed memory).
+  Session session;
+  auto exe = compileUnsharded(session, R"mlir(
+func.func @twice() -> (tensor<64xf32>, tensor<64xf32>) {
+  %c = arith.constant 2.5 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %y = linalg.fill ins(%c : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  return %y, %y : tensor<64xf32>, tensor<64xf32>
+}
+)mlir");
+  ASSERT_TRUE(exe);
+  for (int call = 0; call < 3; ++call) {
+    auto results = exe->invoke("twice", {});
+    ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
+    ASSERT_EQ(results->size(), 2u);
+    for (const HostTensor &result : *results)
+      for (int64_t i = 0; i < 64; ++i)
+        ASSERT_EQ(result.get(i), 2.5);
+  }
+}
+
+TEST(Session, InvokeDoesNotFreeAConstant) {
+  // Regression: a returned constant's buffer (a memref.global, not an
+  // allocation) was passed to free().
+  Session session;
+  auto exe = compileUnsharded(session, R"mlir(
+func.func @constant() -> tensor<4xi32> {
+  %c = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  return %c : tensor<4xi32>
+}
+)mlir");
+  ASSERT_TRUE(exe);
+  for (int call = 0; call < 2; ++call) {
+    auto results = exe->invoke("constant", {});
+    ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
+    for (int64_t i = 0; i < 4; ++i)
+      EXPECT_EQ((*results)[0].get(i), i + 1);
+  }
+}
+
+TEST(Session, StripPlacementsDropsPerOpLayouts) {
+  // Regression: per-op dtensor.layouts (as partition tests write them)
+  // survived, so the "unsharded" reference was partitioned and called the
+  // runtime.
+  Session session;
+  std::string text;
+  auto exe = compileUnsharded(session, R"mlir(
+dtensor.mesh @tp shape = [4]
+func.func @matmul_k(%a: tensor<8x16xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>}, %b: tensor<16x32xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>}) -> (tensor<8x32xf32> {dtensor.layout = #dtensor.layout<@tp, [P(sum)]>}) {
+  %e = tensor.empty() {dtensor.layouts = [#dtensor.layout<@tp, [P(sum)]>]} : tensor<8x32xf32>
+  %c0 = arith.constant 0.0 : f32
+  %f = linalg.fill {dtensor.layouts = [#dtensor.layout<@tp, [P(sum)]>]} ins(%c0 : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %m = linalg.matmul {dtensor.layouts = [#dtensor.layout<@tp, [P(sum)]>]} ins(%a, %b : tensor<8x16xf32>, tensor<16x32xf32>) outs(%f : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = dtensor.redistribute %m to <@tp, [R]> : tensor<8x32xf32>
+  %s = dtensor.annotate %r layout <@tp, [S(0)]> : tensor<8x32xf32>
+  return %s : tensor<8x32xf32>
+}
+)mlir",
+                              &text);
+  ASSERT_TRUE(exe);
+  EXPECT_EQ(text.find("dtensor_rt"), std::string::npos) << text;
+  HostTensor a(ElementType::F32, {8, 16}), b(ElementType::F32, {16, 32});
+  for (int64_t i = 0; i < 8 * 16; ++i)
+    a.set(i, i % 7);
+  for (int64_t i = 0; i < 16 * 32; ++i)
+    b.set(i, i % 5);
+  auto results = exe->invoke("matmul_k", {&a, &b});
+  ASSERT_TRUE(bool(results)) << llvm::toString(results.takeError());
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 32; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < 16; ++k)
+        want += a.get(i * 16 + k) * b.get(k * 32 + j);
+      ASSERT_EQ((*results)[0].get(i * 32 + j), want) << i << ", " << j;
+    }
+}
+
+} // namespace

@@ -72,10 +72,13 @@ int main(int argc, char **argv) {
       return mlir::dtensor::runWorker(arg, &argc, &argv);
   }
   InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "dtensor-run: compile a global-view program, run it on N CPU ranks "
-      "over MPI and check its outputs against the unsharded program\n");
+  // Option errors exit 2 like every other error (1 means a mismatch).
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "dtensor-run: compile a global-view program, run it on N CPU ranks "
+          "over MPI and check its outputs against the unsharded program\n",
+          &errs()))
+    return 2;
   mlir::dtensor::LaunchOptions options;
   options.inputFile = inputFile;
   options.entry = entry;
@@ -101,8 +104,8 @@ int main(int argc, char **argv) {
     }
     options.inputs[i] = file.str();
   }
-  if (options.ranks < 1) {
-    errs() << "dtensor-run: error: -n must be at least 1\n";
+  if (std::string why = mlir::dtensor::validateOptions(options); !why.empty()) {
+    errs() << "dtensor-run: error: " << why << "\n";
     return 2;
   }
   return mlir::dtensor::launchAndCheck(options, outs());

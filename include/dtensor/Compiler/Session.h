@@ -50,9 +50,6 @@ using DiagnosticCallback = std::function<void(const Diagnostic &)>;
 
 class Executable;
 
-/// The host element type of an MLIR element type, if the runtime has it.
-std::optional<ElementType> toElementType(Type type);
-
 class Session {
 public:
   Session();

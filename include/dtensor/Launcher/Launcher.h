@@ -1,10 +1,16 @@
 //===- Launcher.h - run compiled programs on N ranks and check them -*- C++ -*-===//
 //
-// The launcher behind dtensor-run. It compiles a global-view program twice
-// (sharded per rank, and unsharded as the reference), launches the sharded
-// one on N processes through mpirun, feeds both the same global inputs, and
-// compares every output of the sharded run, reassembled from the ranks'
-// local parts by the output's layout, with the reference.
+// The launcher behind dtensor-run, in three steps: compile a global-view
+// program twice (sharded per rank, and unsharded as the reference, which it
+// runs on the host), start the ranks of the sharded one through a
+// RankLauncher (mpirun today), and compare every copy of every output,
+// reassembled from the ranks' local parts by its layout
+// (dtensor/Support/HostLayout.h), with the reference.
+//
+// The work directory is the interface between the driver and the ranks:
+// sharded.mlir (the per-rank program at the LLVM stage), layouts.json (the
+// entry's EntryLayouts), job.json ({"repeat": K}), in<i>.npy (global
+// inputs); each rank writes out<i>.rank<r>.npy and rank 0 timing.json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +20,43 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::dtensor {
+
+/// A job of ranks to start: `ranks` processes, each running runWorker on
+/// `workDir`, killed after `timeoutSeconds`.
+struct RankJob {
+  std::string workDir;
+  int64_t ranks = 1;
+  int64_t timeoutSeconds = 120;
+};
+
+/// Starts the ranks of a job and waits for them.
+class RankLauncher {
+public:
+  virtual ~RankLauncher();
+  /// Runs `job`; an error says why it did not finish cleanly (could not
+  /// start, timed out, a rank failed).
+  virtual llvm::Error run(const RankJob &job) = 0;
+};
+
+/// Ranks as processes of `mpirun --oversubscribe -n N <worker>
+/// --worker=DIR`, where `worker` is an executable that calls runWorker for
+/// that option (dtensor-run), in their own process group, killed after the
+/// timeout.
+std::unique_ptr<RankLauncher> createMpiRankLauncher(std::string mpirun,
+                                                    std::string worker);
+
+/// The largest --timeout: seconds beyond it overflow the clocks.
+constexpr int64_t kMaxTimeoutSeconds = 1000000000;
 
 struct LaunchOptions {
   std::string inputFile;
@@ -53,11 +89,18 @@ struct LaunchOptions {
   /// fusion and before the scheduling passes); 0: no split, 1 is invalid.
   int64_t splitAllReduce = 0;
   std::string mpirun = "mpirun";
+  /// Starts the ranks; none: mpirun (`mpirun`) running this executable.
+  RankLauncher *launcher = nullptr;
   /// Work directory for the compiled modules, inputs and outputs; empty: a
   /// fresh temporary one, removed afterwards unless keepWorkDir.
   std::string workDir;
   bool keepWorkDir = false;
 };
+
+/// Why `options` cannot be run (a negative or NaN tolerance, a negative
+/// repeat count, a timeout outside [1, kMaxTimeoutSeconds], fewer than one
+/// rank, a negative input index); empty if they can.
+std::string validateOptions(const LaunchOptions &options);
 
 /// Compiles, runs and checks; prints a report to `os`. Returns the process
 /// exit code: 0 all outputs within tolerance, 1 a mismatch, 2 an error.

@@ -4,10 +4,26 @@
 #define DTENSOR_SHARDING_LAYOUT_H
 
 #include "DTensor/DTensor.h"
+#include "dtensor/Support/EntryLayouts.h"
+#include "dtensor/Support/HostLayout.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::dtensor {
+
+/// The IR-free forms of layouts and meshes (dtensor/Support/HostLayout.h),
+/// where the shard arithmetic lives.
+HostPlacement toHostPlacement(PlacementAttr placement);
+HostLayout toHostLayout(LayoutAttr layout);
+HostMesh toHostMesh(MeshOp mesh);
+/// The host element type of an MLIR element type, if hosts can hold it.
+std::optional<ElementType> getHostElementType(Type elementType);
+
+/// The layouts of `func`'s arguments and results after partitioning (each
+/// with `dtensor.layout` and `dtensor.global_type`), with every mesh of its
+/// module in order. Emits an error on `func` and fails where one lacks them
+/// or has an element type hosts cannot hold.
+FailureOr<EntryLayouts> getEntryLayouts(FunctionOpInterface func);
 
 /// The layout with every placement Replicate on `mesh`.
 LayoutAttr getReplicatedLayout(MeshOp mesh);
