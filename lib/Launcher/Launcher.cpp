@@ -449,6 +449,9 @@ llvm::Expected<bool> Driver::compare(const EntryLayouts &layouts,
         return makeError("rank " + llvm::Twine(rank) + " left no output #" +
                          llvm::Twine(i) + ": " +
                          llvm::toString(local.takeError()));
+      // .npy has no bf16: ranks write bf16 outputs as f32 (writeNpy).
+      if (spec.type == ElementType::BF16 && local->type == ElementType::F32)
+        *local = castHostTensor(*local, ElementType::BF16);
       locals.push_back(std::move(*local));
     }
     HostReassembly global =

@@ -7,14 +7,14 @@
 // RUN: rm -rf %t.work
 // RUN: timeout 120 dtensor-run %dtensor_src_root/examples/tp_mlp.mlir -n 4 --seed 3 --fuse --overlap=default --target=cpu:h100 --work-dir %t.work | FileCheck %s --check-prefix=RESULT
 // RUN: dtensor-opt %dtensor_src_root/examples/tp_mlp.mlir --pass-pipeline="builtin.module(dtensor-pipeline{target=cpu:h100 fuse=true fuse-force=true passes=default})" -o %t.opt.mlir
-// RUN: grep -v '^module' %t.opt.mlir > %t.opt.body
-// RUN: grep -v '^module' %t.work/sharded.mlir > %t.run.body
+// RUN: grep -v '^module\|^$' %t.opt.mlir > %t.opt.body
+// RUN: grep -v '^module\|^$' %t.work/sharded.mlir > %t.run.body
 // RUN: diff %t.opt.body %t.run.body
 // The same range split in two (global -> per-rank, then per-rank -> llvm)
 // gives the same module as well.
 // RUN: dtensor-opt %dtensor_src_root/examples/tp_mlp.mlir --pass-pipeline="builtin.module(dtensor-spmd{target=cpu:h100})" \
-// RUN:   | dtensor-opt --pass-pipeline="builtin.module(dtensor-pipeline{from=per-rank fuse=true fuse-force=true})" | grep -v '^module' | diff %t.opt.body -
-// The lowering really ran with the fused ring pipeline and the target.
+// RUN:   | dtensor-opt --pass-pipeline="builtin.module(dtensor-pipeline{from=per-rank fuse=true fuse-force=true})" | grep -v '^module\|^$' | diff %t.opt.body -
+// The lowering ran, with the async all_reduce and the target.
 // RUN: FileCheck %s --check-prefix=LLVM < %t.opt.mlir
 // RUN: FileCheck %s --check-prefix=SIG < %t.work/sharded.mlir
 // RUN: not dtensor-opt %dtensor_src_root/examples/tp_mlp.mlir --pass-pipeline="builtin.module(dtensor-pipeline{from=llvm to=global})" 2>&1 | FileCheck %s --check-prefix=ERR-RANGE
@@ -22,8 +22,9 @@
 // RUN: not dtensor-opt %dtensor_src_root/examples/tp_mlp.mlir --pass-pipeline="builtin.module(dtensor-pipeline{split-all-reduce=1})" 2>&1 | FileCheck %s --check-prefix=ERR-SPLIT
 
 // RESULT: PASS
-// LLVM: llvm.call @dtensor_rt_start_permute_f32(
-// LLVM-NOT: dtensor.
+// LLVM: module attributes {dtensor.target = #dtensor.target<cpu, "h100">}
+// LLVM: llvm.call @dtensor_rt_start_all_reduce_f32(
+// LLVM-NOT: dtensor.all_reduce
 // SIG: module attributes {dtensor.signatures = {mlp =
 // ERR-RANGE: cannot compile from stage 'llvm' back to 'global'
 // ERR-STAGE: unknown stage 'linked' (expected global, propagated, planned, per-rank, scheduled or llvm)
