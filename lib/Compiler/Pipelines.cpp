@@ -14,6 +14,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#ifdef DTENSOR_ENABLE_CUDA
+#include "dtensor/Target/CUDA/CUDAPipeline.h"
+#endif
+
 using namespace mlir;
 using namespace mlir::dtensor;
 
@@ -149,4 +153,8 @@ void mlir::dtensor::registerPipelines() {
       "dtensor-cpu-lowering",
       "per-rank program -> LLVM dialect for CPU ranks over the MPI runtime",
       [](OpPassManager &pm) { buildCPULoweringPipeline(pm); });
+#ifdef DTENSOR_ENABLE_CUDA
+  // dtensor-cuda-lowering (lib/Target/CUDA/CUDAPipeline.cpp).
+  registerCUDAPipeline();
+#endif
 }

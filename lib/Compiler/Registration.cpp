@@ -28,6 +28,10 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
+#ifdef DTENSOR_ENABLE_CUDA
+#include "dtensor/Target/CUDA/CUDAPipeline.h"
+#endif
+
 void mlir::dtensor::registerDialects(DialectRegistry &registry) {
   registry.insert<DTensorDialect, affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
@@ -44,6 +48,9 @@ void mlir::dtensor::registerDialects(DialectRegistry &registry) {
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+#ifdef DTENSOR_ENABLE_CUDA
+  registerCUDADialects(registry);
+#endif
 }
 
 void mlir::dtensor::registerPasses() {
@@ -52,4 +59,7 @@ void mlir::dtensor::registerPasses() {
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();
+#ifdef DTENSOR_ENABLE_CUDA
+  registerCUDAPasses();
+#endif
 }
