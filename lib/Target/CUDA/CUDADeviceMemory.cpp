@@ -112,7 +112,7 @@ struct CUDADeviceMemoryPass
       Location loc = op->getLoc();
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
         if (!alloc.getSymbolOperands().empty()) {
-          alloc.emitError("cannot place an allocation with symbol operands "
+          alloc.emitOpError("cannot place an allocation with symbol operands "
                           "in device memory");
           return signalPassFailure();
         }
@@ -132,17 +132,17 @@ struct CUDADeviceMemoryPass
                                copy.getTarget());
         copy.erase();
       } else if (isa<memref::AllocaOp>(op)) {
-        op->emitError("cannot lower a stack allocation for the CUDA target: "
+        op->emitOpError("cannot lower a stack allocation for the CUDA target: "
                       "host memory that device code would access");
         return signalPassFailure();
       } else if (isa<memref::ReallocOp>(op)) {
-        op->emitError("cannot lower a reallocation for the CUDA target");
+        op->emitOpError("cannot lower a reallocation for the CUDA target");
         return signalPassFailure();
       } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
         // Constant buffers live in host memory; runtime calls may read them
         // (a permute's perm), device code may not.
         if (!onlyPassedToCalls(global.getResult())) {
-          global.emitError("cannot lower a constant tensor for the CUDA "
+          global.emitOpError("cannot lower a constant tensor for the CUDA "
                            "target: its buffer is host memory and device "
                            "code uses it (make it a splat or compute it)");
           return signalPassFailure();

@@ -50,7 +50,7 @@ struct CUDAMapToGPUPass
     func.walk([&](linalg::LinalgOp op) { linalgOps.push_back(op); });
     for (linalg::LinalgOp op : linalgOps) {
       if (!op.hasPureBufferSemantics()) {
-        op->emitError("cannot map this op to GPU loops: it is not on "
+        op->emitOpError("cannot map this op to GPU loops: it is not on "
                       "buffers (bufferize first)");
         return signalPassFailure();
       }
@@ -66,7 +66,7 @@ struct CUDAMapToGPUPass
         rewriter.setInsertionPoint(op);
       }
       if (failed(linalg::linalgOpToParallelLoops(rewriter, op))) {
-        op->emitError("cannot lower this op to parallel loops for the CUDA "
+        op->emitOpError("cannot lower this op to parallel loops for the CUDA "
                       "target");
         return signalPassFailure();
       }
@@ -78,7 +78,7 @@ struct CUDAMapToGPUPass
     for (linalg::LinalgOp op : linalgOps) {
       rewriter.setInsertionPoint(op);
       if (failed(linalg::linalgOpToLoops(rewriter, op))) {
-        op->emitError("cannot lower this op to loops for the CUDA target");
+        op->emitOpError("cannot lower this op to loops for the CUDA target");
         return signalPassFailure();
       }
       rewriter.eraseOp(op);
@@ -114,7 +114,7 @@ struct CUDAMapToGPUPass
     });
     for (scf::ParallelOp loop : outermost) {
       if (loop.getNumLoops() != 1) {
-        loop.emitError("cannot flatten this parallel loop for the CUDA "
+        loop.emitOpError("cannot flatten this parallel loop for the CUDA "
                        "target");
         return signalPassFailure();
       }
@@ -132,7 +132,7 @@ struct CUDAMapToGPUPass
                                      {mapping(gpu::Processor::BlockX)})) ||
           failed(gpu::setMappingAttr(threads,
                                      {mapping(gpu::Processor::ThreadX)}))) {
-        loop.emitError("cannot map this parallel loop to the GPU");
+        loop.emitOpError("cannot map this parallel loop to the GPU");
         return signalPassFailure();
       }
     }
@@ -144,7 +144,7 @@ struct CUDAMapToGPUPass
       if (op->getParentOfType<scf::ParallelOp>() ||
           op->getParentOfType<gpu::LaunchOp>())
         return WalkResult::advance();
-      op->emitError("cannot lower this host access to a buffer for the "
+      op->emitOpError("cannot lower this host access to a buffer for the "
                     "CUDA target: every buffer is device memory (a scalar "
                     "read of a tensor, e.g. tensor.extract outside a "
                     "linalg op?)");

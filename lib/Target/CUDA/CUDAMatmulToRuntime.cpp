@@ -227,12 +227,12 @@ struct CUDAMatmulToRuntimePass
 
   LogicalResult lower(linalg::LinalgOp op) {
     if (!op.hasPureBufferSemantics())
-      return op->emitError("cannot lower a matmul on tensors to "
+      return op->emitOpError("cannot lower a matmul on tensors to "
                            "dtensor_rt_matmul; bufferize first");
     std::string why;
     FailureOr<MatmulMapping> mapping = matchMatmul(op, why);
     if (failed(mapping))
-      return op->emitError("cannot lower this contraction to "
+      return op->emitOpError("cannot lower this contraction to "
                            "dtensor_rt_matmul: ")
              << why;
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
@@ -244,14 +244,14 @@ struct CUDAMatmulToRuntimePass
     FailureOr<StringRef> suffix = matmulSuffix(element);
     if (failed(suffix) || typeA.getElementType() != element ||
         typeB.getElementType() != element)
-      return op->emitError("cannot lower this contraction to "
+      return op->emitOpError("cannot lower this contraction to "
                            "dtensor_rt_matmul: element types ")
              << typeA.getElementType() << ", " << typeB.getElementType()
              << " -> " << element
              << " (supported: bf16, f16 or f32, the same for A, B and C)";
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
-      return op->emitError("cannot lower a matmul outside a func.func");
+      return op->emitOpError("cannot lower a matmul outside a func.func");
 
     OpBuilder builder(op);
     Location loc = op.getLoc();

@@ -35,7 +35,7 @@ struct CUDAStreamOrderPass
         return WalkResult::skip();
       if (auto wait = dyn_cast<gpu::WaitOp>(op)) {
         if (!wait.getAsyncToken()) {
-          wait.emitError("a blocking gpu.wait synchronises the host inside "
+          wait.emitOpError("a blocking gpu.wait synchronises the host inside "
                          "a program; the CUDA target orders work by the "
                          "rank's stream only");
           return WalkResult::interrupt();
@@ -55,7 +55,7 @@ struct CUDAStreamOrderPass
       Operation *op = async.getOperation();
       if (!isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp, gpu::MemsetOp,
                gpu::LaunchFuncOp>(op)) {
-        op->emitError("no stream-ordered lowering of this GPU op for the "
+        op->emitOpError("no stream-ordered lowering of this GPU op for the "
                       "CUDA target");
         return signalPassFailure();
       }
