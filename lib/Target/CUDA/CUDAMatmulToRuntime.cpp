@@ -38,11 +38,13 @@ static FailureOr<StringRef> matmulSuffix(Type type) {
 }
 
 /// How a contraction maps onto C[b, m, n] (+)= A[b, m, k] * B[b, k, n]:
-/// the loop dimension of each role and the view permutation of each operand
-/// that puts its dimensions in that order (empty: already in order).
+/// the view permutation of A and B that puts their dimensions in that order
+/// (empty: already in order), and, where m is several loop dimensions (the
+/// nn.Linear form on [batch, seq, hidden] activations), the number of them
+/// to collapse into one in A and C.
 struct MatmulMapping {
-  std::optional<unsigned> batch;
-  unsigned m = 0, n = 0, k = 0;
+  bool batched = false;
+  unsigned numM = 1;
   SmallVector<int64_t> permA, permB;
 };
 
@@ -63,7 +65,11 @@ static FailureOr<SmallVector<int64_t>> operandOrder(AffineMap map,
   return perm;
 }
 
-/// Why `op` cannot be a runtime matmul (null on success), else the mapping.
+static bool isIdentity(ArrayRef<int64_t> perm) {
+  return llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
+}
+
+/// The mapping of `op`, or failure with the reason in `why`.
 static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
                                             std::string &why) {
   FailureOr<linalg::ContractionDimensions> dims =
@@ -72,48 +78,69 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
     why = "not a contraction of two inputs into one output";
     return failure();
   }
-  if (dims->batch.size() > 1 || dims->m.size() != 1 || dims->n.size() != 1 ||
+  if (dims->batch.size() > 1 || dims->m.empty() || dims->n.size() != 1 ||
       dims->k.size() != 1) {
     why = llvm::formatv("the contraction has {0} batch, {1} m, {2} n and {3} "
-                        "k dimensions (supported: at most 1 batch, exactly 1 "
-                        "m, n and k)",
+                        "k dimensions (supported: at most 1 batch, 1 or more "
+                        "m, exactly 1 n and 1 k)",
                         dims->batch.size(), dims->m.size(), dims->n.size(),
                         dims->k.size())
               .str();
     return failure();
   }
   MatmulMapping mapping;
-  if (!dims->batch.empty())
-    mapping.batch = dims->batch.front();
-  mapping.m = dims->m.front();
-  mapping.n = dims->n.front();
-  mapping.k = dims->k.front();
-  SmallVector<unsigned> roleA, roleB, roleC;
-  if (mapping.batch) {
-    roleA.push_back(*mapping.batch);
-    roleB.push_back(*mapping.batch);
-    roleC.push_back(*mapping.batch);
-  }
-  roleA.append({mapping.m, mapping.k});
-  roleB.append({mapping.k, mapping.n});
-  roleC.append({mapping.m, mapping.n});
+  mapping.batched = !dims->batch.empty();
+  mapping.numM = dims->m.size();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap mapC = maps[2];
+  // C must be (batch?, m..., n), the m dims in any order; that order is
+  // the one A must have too.
+  unsigned numC = mapC.getNumResults();
+  auto dimAt = [](AffineMap map, unsigned i) -> std::optional<unsigned> {
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  unsigned expectedC = (mapping.batched ? 1 : 0) + mapping.numM + 1;
+  bool outputOk = numC == expectedC;
+  SmallVector<unsigned> mOrder;
+  for (unsigned i = 0; outputOk && i < numC; ++i) {
+    std::optional<unsigned> d = dimAt(mapC, i);
+    if (!d) {
+      outputOk = false;
+    } else if (mapping.batched && i == 0) {
+      outputOk = *d == dims->batch.front();
+    } else if (i == numC - 1) {
+      outputOk = *d == dims->n.front();
+    } else {
+      outputOk = llvm::is_contained(dims->m, *d);
+      mOrder.push_back(*d);
+    }
+  }
+  if (!outputOk) {
+    why = "the output is not indexed (batch, m, n) in this order";
+    return failure();
+  }
+  SmallVector<unsigned> roleA, roleB;
+  if (mapping.batched) {
+    roleA.push_back(dims->batch.front());
+    roleB.push_back(dims->batch.front());
+  }
+  llvm::append_range(roleA, mOrder);
+  roleA.push_back(dims->k.front());
+  roleB.append({dims->k.front(), dims->n.front()});
   FailureOr<SmallVector<int64_t>> permA = operandOrder(maps[0], roleA);
   FailureOr<SmallVector<int64_t>> permB = operandOrder(maps[1], roleB);
-  FailureOr<SmallVector<int64_t>> permC = operandOrder(maps[2], roleC);
   if (failed(permA) || failed(permB)) {
     why = "an input is broadcast or indexed by more than its (batch, m, k) / "
           "(batch, k, n) dimensions";
     return failure();
   }
-  if (failed(permC) || !llvm::equal(*permC, llvm::seq<int64_t>(
-                                                 0, roleC.size()))) {
-    why = "the output is not indexed (batch, m, n) in this order";
+  if (mapping.numM > 1 && !isIdentity(*permA)) {
+    why = "A has several m dimensions and is not indexed (batch, m..., k) "
+          "in the order of the output";
     return failure();
   }
-  auto isIdentity = [](ArrayRef<int64_t> perm) {
-    return llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
-  };
   if (!isIdentity(*permA))
     mapping.permA = *permA;
   if (!isIdentity(*permB))
@@ -253,6 +280,8 @@ struct CUDAMatmulToRuntimePass
     if (!func)
       return op->emitOpError("cannot lower a matmul outside a func.func");
 
+    // Before any view of C is made: those are uses between fill and op.
+    linalg::FillOp fill = findZeroFill(op, c);
     OpBuilder builder(op);
     Location loc = op.getLoc();
     auto view = [&](Value value, ArrayRef<int64_t> perm) -> Value {
@@ -268,15 +297,37 @@ struct CUDAMatmulToRuntimePass
       return memref::CastOp::create(
           builder, loc, UnrankedMemRefType::get(element, 0), value);
     };
-    linalg::FillOp fill = findZeroFill(op, c);
+    // Several m dims: one, by a collapsed view of A and C.
+    Value viewA = view(a, mapping->permA), viewC = c;
+    if (mapping->numM > 1) {
+      unsigned first = mapping->batched ? 1 : 0;
+      SmallVector<ReassociationIndices> groups;
+      if (mapping->batched)
+        groups.push_back({0});
+      ReassociationIndices m;
+      for (unsigned i = 0; i < mapping->numM; ++i)
+        m.push_back(first + i);
+      groups.push_back(m);
+      groups.push_back({static_cast<int64_t>(first + mapping->numM)});
+      for (Value *operand : {&viewA, &viewC}) {
+        auto type = cast<MemRefType>(operand->getType());
+        if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
+          return op->emitOpError("cannot lower this contraction to "
+                                 "dtensor_rt_matmul: its m dimensions of ")
+                 << (operand == &viewA ? "A" : "C")
+                 << " are not contiguous (" << type << ")";
+        *operand =
+            memref::CollapseShapeOp::create(builder, loc, *operand, groups);
+      }
+    }
     Value accumulate = arith::ConstantOp::create(
         builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1));
     SmallVector<Value> args;
     if (withContext)
       args.push_back(context(func));
-    args.push_back(unranked(view(a, mapping->permA)));
+    args.push_back(unranked(viewA));
     args.push_back(unranked(view(b, mapping->permB)));
-    args.push_back(unranked(c));
+    args.push_back(unranked(viewC));
     args.push_back(accumulate);
     func::FuncOp callee =
         declare(func->getParentOfType<ModuleOp>(),

@@ -163,7 +163,16 @@ void mlir::dtensor::registerCUDADialects(DialectRegistry &registry) {
   NVVM::registerConvertGpuToNVVMInterface(registry);
 }
 
-void mlir::dtensor::registerCUDAPasses() { registerDTensorCUDAPasses(); }
+void mlir::dtensor::registerCUDAPasses() {
+  registerDTensorCUDAPasses();
+  // The upstream stages of the pipeline, to run or debug it piece by piece.
+  registerConvertParallelLoopToGpuPass();
+  registerGpuKernelOutliningPass();
+  registerGpuNVVMAttachTarget();
+  registerConvertGpuOpsToNVVMOps();
+  registerGpuToLLVMConversionPass();
+  registerGpuModuleToBinaryPass();
+}
 
 namespace {
 struct CUDALoweringCLOptions

@@ -22,6 +22,7 @@
 // CHECK-NOT:     memref.copy
 // NOFREE-LABEL: func.func @buffers(
 // NOFREE-NOT:    gpu.dealloc
+// NOFREE:        return
 func.func @buffers(%arg: memref<4xf32>, %n: index) -> memref<4xf32> {
   %t = memref.alloc() : memref<4xf32>
   memref.copy %arg, %t : memref<4xf32> to memref<4xf32>
@@ -45,9 +46,10 @@ func.func @buffers(%arg: memref<4xf32>, %n: index) -> memref<4xf32> {
 // CHECK-LABEL: func.func @async_input(
 // CHECK:         %[[IN:.*]] = gpu.alloc () : memref<8xf32>
 // CHECK:         %[[H:.*]] = call @dtensor_rt_start_all_reduce_f32(
-// CHECK:         call @dtensor_rt_wait(%[[H]])
+// CHECK:         %[[OTHER:.*]] = gpu.alloc () : memref<8xf32>
+// CHECK-NEXT:    gpu.dealloc %[[OTHER]] : memref<8xf32>
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[H]])
 // CHECK-NEXT:    gpu.dealloc %[[IN]] : memref<8xf32>
-// CHECK:         gpu.dealloc %{{.*}} : memref<8xf32>
 // CHECK-NOT:     memref.dealloc
 func.func private @dtensor_rt_start_all_reduce_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
 func.func private @dtensor_rt_wait(i64)

@@ -15,8 +15,7 @@
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
 // CHECK-NOT:     linalg.
 // LAUNCH-LABEL: func.func @elementwise_2d(
-// LAUNCH-DAG:    %[[C1:.*]] = arith.constant 1 : index
-// LAUNCH:        gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %[[C1]], {{.*}} = %[[C1]]) threads({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %[[C1]], {{.*}} = %[[C1]])
+// LAUNCH:        gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %[[C1:.*]], {{.*}} = %[[C1]]) threads({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %[[C1]], {{.*}} = %[[C1]])
 func.func @elementwise_2d(%x: memref<8x16xf32>, %y: memref<8x16xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
                   iterator_types = ["parallel", "parallel"]}
@@ -75,7 +74,8 @@ func.func @full_sum(%x: memref<64xf32>, %r: memref<f32>) {
 
 // CHECK-LABEL: func.func @block_size(
 // CHECK:         %[[BS:.*]] = arith.constant 256 : index
-// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%[[BS]])
+// CHECK:         %[[STEP:.*]] = arith.muli %{{.*}}, %[[BS]] : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%[[STEP]])
 func.func @block_size(%y: memref<1000xbf16>) {
   %one = arith.constant 1.0 : bf16
   linalg.fill ins(%one : bf16) outs(%y : memref<1000xbf16>)

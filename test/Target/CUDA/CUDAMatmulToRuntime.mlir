@@ -113,6 +113,45 @@ func.func @generic_linear_f16(%x: memref<?x64xf16>, %w: memref<128x64xf16>, %y: 
 
 // -----
 
+// nn.Linear on [batch, seq, hidden] activations: two m dims, collapsed into
+// one in A and C; B (the weight, [out, in]) transposed.
+// CHECK-LABEL: func.func @linear_3d(
+// CHECK-SAME:      %[[X:.*]]: memref<2x16x32xf32>, %[[W:.*]]: memref<64x32xf32>, %[[Y:.*]]: memref<2x16x64xf32>)
+// CHECK-DAG:     %[[XC:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<2x16x32xf32> into memref<32x32xf32>
+// CHECK-DAG:     %[[YC:.*]] = memref.collapse_shape %[[Y]] {{\[}}[0, 1], [2]] : memref<2x16x64xf32> into memref<32x64xf32>
+// CHECK-DAG:     %[[WT:.*]] = memref.transpose %[[W]] (d0, d1) -> (d1, d0)
+// CHECK-DAG:     %[[UX:.*]] = memref.cast %[[XC]] : memref<32x32xf32> to memref<*xf32>
+// CHECK-DAG:     %[[UW:.*]] = memref.cast %[[WT]]
+// CHECK-DAG:     %[[UY:.*]] = memref.cast %[[YC]] : memref<32x64xf32> to memref<*xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %[[UX]], %[[UW]], %[[UY]], %{{.*}})
+func.func @linear_3d(%x: memref<2x16x32xf32>, %w: memref<64x32xf32>, %y: memref<2x16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x16x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>, affine_map<(b, s, n, k) -> (n, k)>, affine_map<(b, s, n, k) -> (b, s, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x16x32xf32>, memref<64x32xf32>) outs(%y : memref<2x16x64xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// B shared by every batch: the batch is one more m dimension, one matmul.
+// CHECK-LABEL: func.func @broadcast_b(
+// CHECK:         memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<2x4x8xf32> into memref<8x8xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(
+func.func @broadcast_b(%a: memref<2x4x8xf32>, %b: memref<8x6xf32>, %c: memref<2x4x6xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%a, %b : memref<2x4x8xf32>, memref<8x6xf32>) outs(%c : memref<2x4x6xf32>)
+  return
+}
+
+// -----
+
 // Batched, rank 3, inside a loop; a zero fill in the loop body folds in.
 // CHECK-LABEL: func.func @batched_in_loop(
 // CHECK:         scf.for

@@ -9,6 +9,7 @@
 // RUN: FileCheck %s --check-prefix=ONLYLLVM < %t.f32.mlir
 // RUN: mlir-translate --mlir-to-llvmir %t.f32.mlir -o %t.f32.ll
 // RUN: FileCheck %s --check-prefix=IR < %t.f32.ll
+// RUN: FileCheck %s --check-prefix=NOSYNC < %t.f32.ll
 // RUN: llc -filetype=obj -relocation-model=pic %t.f32.ll -o %t.f32.o
 // RUN: llvm-nm %t.f32.o | FileCheck %s --check-prefix=SYMS
 
@@ -56,10 +57,15 @@
 // ONLYLLVM-NOT: gpu.module
 // ONLYLLVM-NOT: gpu.alloc
 
-// IR: call void @mgpuLaunchKernel(
-// IR-NOT: mgpuStreamSynchronize
-// IR: @llvm.global_ctors
-// IR: call ptr @mgpuModuleLoad(
+// The kernels' module is loaded by a global constructor when the library
+// loads; the launch goes to the stream mgpuStreamCreate returned.
+// IR-DAG: @llvm.global_ctors
+// IR-DAG: call ptr @mgpuModuleLoadJIT(ptr @mlp_kernel_binary, i32 3)
+// The ReLU over 8x8 elements: one block of 256 threads.
+// IR-DAG: call ptr @mgpuStreamCreate()
+// IR-DAG: call void @mgpuLaunchKernel(ptr %{{[0-9]+}}, i64 1, i64 1, i64 1, i64 256, i64 1, i64 1, i32 0, ptr %{{[0-9]+}}, ptr %{{[0-9]+}}, ptr null, i64 {{[0-9]+}})
+// NOSYNC-NOT: mgpuStreamSynchronize
+// NOSYNC-NOT: mgpuStreamDestroy
 
 // SYMS-DAG: T _mlir_ciface_mlp
 // SYMS-DAG: U dtensor_rt_all_reduce_f32
@@ -68,7 +74,7 @@
 // SYMS-DAG: U mgpuLaunchKernel
 // SYMS-DAG: U mgpuMemAlloc
 // SYMS-DAG: U mgpuMemFree
-// SYMS-DAG: U mgpuModuleLoad
+// SYMS-DAG: U mgpuModuleLoadJIT
 // SYMS-DAG: U mgpuStreamCreate
 
 // BF16-LABEL: llvm.func @mlp_bf16(

@@ -7,4 +7,5 @@
 // RUN: llvm-nm %t.o | FileCheck %s --check-prefix=SYMS
 
 // CHECK: gpu.binary @mlp_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, "P\ED
-// SYMS: r mlp_kernel_binary
+// SYMS-DAG: r mlp_kernel_binary
+// SYMS-DAG: U mgpuModuleLoad{{$}}

@@ -48,7 +48,10 @@ void buildCUDALoweringPipeline(OpPassManager &pm,
 /// NVVM target attribute and the LLVM IR translations of both).
 void registerCUDADialects(DialectRegistry &registry);
 
-/// The CUDA target's passes (dtensor-cuda-*).
+/// The CUDA target's passes (dtensor-cuda-*) and the upstream GPU passes of
+/// the pipeline (convert-parallel-loops-to-gpu, gpu-kernel-outlining,
+/// nvvm-attach-target, convert-gpu-to-nvvm, gpu-to-llvm,
+/// gpu-module-to-binary).
 void registerCUDAPasses();
 
 /// `dtensor-cuda-lowering` with its options.
