@@ -86,12 +86,18 @@
 // BF16:       gpu.binary @mlp_bf16_kernel  [#gpu.object<#nvvm.target<{{.*}}chip = "sm_90"
 // BF16:       gpu.binary @mlp_bf16_kernel_0  [#gpu.object<#nvvm.target<{{.*}}chip = "sm_90"
 
+// Softmax: fill -inf, row max, exp(x - max), row sum, divide; RMSNorm: fill,
+// sum of squares, the fused normalize-and-scale.
 // ROWS-LABEL: llvm.func @softmax_rows(
-// ROWS-COUNT-4: gpu.launch_func
+// ROWS-COUNT-5: gpu.launch_func
+// ROWS-NOT:     gpu.launch_func
 // ROWS-NOT:     dtensor_rt_matmul
+// ROWS:       llvm.func @_mlir_ciface_softmax_rows(
+// ROWS:       gpu.binary @softmax_rows_kernel
 // ROWS-LABEL: llvm.func @rmsnorm_rows(
 // ROWS-COUNT-3: gpu.launch_func
-// ROWS:       gpu.binary @softmax_rows_kernel
+// ROWS-NOT:     gpu.launch_func
+// ROWS:       llvm.func @_mlir_ciface_rmsnorm_rows(
 // ROWS:       gpu.binary @rmsnorm_rows_kernel
 
 // FALLBACK: warning: dtensor-cuda-lowering: no ptxas/fatbinary under '{{.*}}nonexistent/bin'; embedding PTX (format=isa) instead of fatbin: the driver JIT-compiles it at load
