@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <numeric>
@@ -28,6 +30,145 @@ using namespace mlir;
 using namespace mlir::dtensor;
 
 namespace {
+
+/// Lanes per thread such that the widest element type moves `vectorBytes`
+/// per access, if `op` is an elementwise op that can use vector accesses:
+/// all loops parallel, every buffer operand of static shape, identity
+/// layout (so its base is the start of an allocation, 16-byte aligned) and
+/// identity indexing map, scalar operands otherwise, a body of
+/// elementwise-mappable ops and constants, and a total size divisible by the
+/// lane count.
+static std::optional<int64_t> vectorLanes(linalg::LinalgOp op,
+                                          int64_t vectorBytes) {
+  if (vectorBytes <= 0 || op.getNumLoops() == 0 ||
+      op.getNumLoops() != op.getNumParallelLoops() || op.getNumDpsInits() < 1)
+    return std::nullopt;
+  ArrayRef<int64_t> shape;
+  int64_t widest = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type) {
+      if (op.isDpsInit(&operand) ||
+          !operand.get().getType().isIntOrIndexOrFloat())
+        return std::nullopt;
+      continue;
+    }
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !op.getMatchingIndexingMap(&operand).isIdentity())
+      return std::nullopt;
+    if (shape.empty())
+      shape = type.getShape();
+    else if (shape != type.getShape())
+      return std::nullopt;
+    Type element = type.getElementType();
+    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
+      return std::nullopt;
+    widest = std::max<int64_t>(widest, element.getIntOrFloatBitWidth() / 8);
+  }
+  if (widest == 0 || vectorBytes % widest)
+    return std::nullopt;
+  int64_t lanes = vectorBytes / widest;
+  int64_t total = ShapedType::getNumElements(shape);
+  if (lanes < 2 || total % lanes)
+    return std::nullopt;
+  for (Operation &nested : op.getBlock()->without_terminator())
+    if (nested.getNumRegions() ||
+        (nested.getNumOperands() && !OpTrait::hasElementwiseMappableTraits(
+                                        &nested)) ||
+        (!nested.getNumOperands() && !nested.hasTrait<OpTrait::ConstantLike>()))
+      return std::nullopt;
+  return lanes;
+}
+
+/// `op` as a parallel loop over vectors of `lanes` elements of its buffers
+/// viewed as 1-D: vector.load / vector.store aligned to the access size, the
+/// body applied to vectors.
+static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
+                      int64_t lanes) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> flat;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || type.getRank() == 1) {
+      flat.push_back(operand.get());
+      continue;
+    }
+    ReassociationIndices all;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all.push_back(d);
+    flat.push_back(memref::CollapseShapeOp::create(rewriter, loc,
+                                                   operand.get(), {all}));
+  }
+  int64_t total = cast<MemRefType>(flat[op.getNumDpsInputs()].getType())
+                      .getNumElements();
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value count = arith::ConstantIndexOp::create(rewriter, loc, total / lanes);
+  auto loop = scf::ParallelOp::create(rewriter, loc, zero, count, one);
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  Value index = arith::MulIOp::create(
+      rewriter, loc, loop.getInductionVars()[0],
+      arith::ConstantIndexOp::create(rewriter, loc, lanes));
+  auto vectorOf = [&](Type scalar) { return VectorType::get({lanes}, scalar); };
+  auto alignment = [&](Type scalar) {
+    return rewriter.getI64IntegerAttr(lanes *
+                                      (scalar.getIntOrFloatBitWidth() / 8));
+  };
+  IRMapping mapping;
+  auto broadcast = [&](Value scalar) -> Value {
+    return vector::BroadcastOp::create(rewriter, loc,
+                                       vectorOf(scalar.getType()), scalar);
+  };
+  Block *body = op.getBlock();
+  for (OpOperand &operand : op->getOpOperands()) {
+    BlockArgument arg = body->getArgument(operand.getOperandNumber());
+    Value buffer = flat[operand.getOperandNumber()];
+    if (!isa<MemRefType>(buffer.getType())) {
+      mapping.map(arg, broadcast(buffer));
+      continue;
+    }
+    if (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand))
+      continue;
+    Type scalar = arg.getType();
+    mapping.map(arg, vector::LoadOp::create(rewriter, loc, vectorOf(scalar),
+                                            buffer, ValueRange{index},
+                                            /*nontemporal=*/false,
+                                            alignment(scalar)));
+  }
+  auto lookup = [&](Value value) -> Value {
+    Value mapped = mapping.lookupOrNull(value);
+    if (mapped && isa<VectorType>(mapped.getType()))
+      return mapped;
+    return broadcast(mapped ? mapped : value);
+  };
+  for (Operation &nested : body->without_terminator()) {
+    if (!nested.getNumOperands()) {
+      rewriter.clone(nested, mapping); // a scalar constant
+      continue;
+    }
+    OperationState state(nested.getLoc(), nested.getName());
+    for (Value operand : nested.getOperands())
+      state.addOperands(lookup(operand));
+    for (Type type : nested.getResultTypes())
+      state.addTypes(vectorOf(type));
+    state.addAttributes(llvm::to_vector(nested.getDiscardableAttrs()));
+    if (Attribute props = nested.getPropertiesAsAttribute())
+      state.propertiesAttr = props;
+    Operation *vectorOp = rewriter.create(state);
+    mapping.map(nested.getResults(), vectorOp->getResults());
+  }
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    Value buffer = flat[op.getNumDpsInputs() + i];
+    Value vector = lookup(value);
+    vector::StoreOp::create(
+        rewriter, loc, vector, buffer, ValueRange{index},
+        /*nontemporal=*/false,
+        alignment(cast<VectorType>(vector.getType()).getElementType()));
+  }
+  rewriter.eraseOp(op);
+}
 
 struct CUDAMapToGPUPass
     : dtensor::impl::CUDAMapToGPUPassBase<CUDAMapToGPUPass> {
@@ -56,6 +197,10 @@ struct CUDAMapToGPUPass
       }
       if (op->getParentOfType<scf::ParallelOp>())
         continue; // lowered with its enclosing kernel below
+      if (std::optional<int64_t> lanes = vectorLanes(op, vectorBytes)) {
+        vectorize(rewriter, op, *lanes);
+        continue;
+      }
       rewriter.setInsertionPoint(op);
       if (op.getNumParallelLoops() == 0) {
         Location loc = op.getLoc();

@@ -27,6 +27,8 @@
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -99,7 +101,7 @@ void mlir::dtensor::buildCUDALoweringPipeline(
   // 6. Kernels. No canonicalization between the mapping and
   //    convert-parallel-loops-to-gpu: it would merge the tiled nest back.
   pm.addNestedPass<func::FuncOp>(
-      createCUDAMapToGPUPass({options.blockSize}));
+      createCUDAMapToGPUPass({options.blockSize, options.vectorBytes}));
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
 
@@ -147,7 +149,7 @@ void mlir::dtensor::buildCUDALoweringPipeline(
 
 void mlir::dtensor::registerCUDADialects(DialectRegistry &registry) {
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect, index::IndexDialect,
-                  ub::UBDialect>();
+                  ub::UBDialect, vector::VectorDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
@@ -160,6 +162,7 @@ void mlir::dtensor::registerCUDADialects(DialectRegistry &registry) {
   registerConvertMemRefToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
   registerConvertNVVMToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
   NVVM::registerConvertGpuToNVVMInterface(registry);
 }
 
@@ -199,6 +202,11 @@ struct CUDALoweringCLOptions
       *this, "block-size",
       llvm::cl::desc("threads per block of generated kernels"),
       llvm::cl::init(256)};
+  PassOptions::Option<int64_t> vectorBytes{
+      *this, "vector-bytes",
+      llvm::cl::desc("bytes per access of vectorized elementwise kernels "
+                     "(0: scalar accesses)"),
+      llvm::cl::init(16)};
   PassOptions::Option<bool> matmulContext{
       *this, "matmul-context",
       llvm::cl::desc("pass dtensor_rt_context() to matmul calls"),
@@ -233,6 +241,11 @@ void mlir::dtensor::registerCUDAPipeline() {
         options.format = cl.format;
         options.optLevel = cl.optLevel;
         options.blockSize = cl.blockSize;
+        if (cl.vectorBytes < 0 || cl.vectorBytes > 16 ||
+            (cl.vectorBytes & (cl.vectorBytes - 1)))
+          return errorHandler("dtensor-cuda-lowering: vector-bytes must be 0 "
+                              "or a power of two up to 16");
+        options.vectorBytes = cl.vectorBytes;
         options.matmulContext = cl.matmulContext;
         buildCUDALoweringPipeline(pm, options);
         return success();

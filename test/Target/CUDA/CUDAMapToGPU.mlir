@@ -1,19 +1,37 @@
 // RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu | FileCheck %s
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu=vector-bytes=0 | FileCheck %s --check-prefix=SCALAR
 // RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu --convert-parallel-loops-to-gpu | FileCheck %s --check-prefix=LAUNCH
 // RUN: dtensor-opt %S/Inputs/map-to-gpu-errors.mlir -split-input-file --dtensor-cuda-map-to-gpu -verify-diagnostics -o /dev/null
 
-// A 2-D elementwise op: one flat loop over 8*16 elements, tiled by 256,
-// tiles on block x, elements on thread x.
+// A 2-D elementwise op on dense f32 buffers: viewed as 1-D, one thread per
+// 16 bytes (4 lanes, 32 threads for 128 elements), tiled by 256 threads,
+// tiles on block x, threads on thread x.
 // CHECK-LABEL: func.func @elementwise_2d(
-// CHECK:         scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<8x16xf32> into memref<128xf32>
+// CHECK-DAG:     %[[Y:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<8x16xf32> into memref<128xf32>
+// CHECK-DAG:     %[[N:.*]] = arith.constant 32 : index
+// CHECK:         scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%[[N]]) step (%{{.*}}) {
 // CHECK:           scf.parallel (%[[T:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
 // CHECK:             scf.if
-// CHECK:               arith.remsi
-// CHECK:               arith.divsi
-// CHECK:               math.exp
+// CHECK:               %[[I:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:               %[[V:.*]] = vector.load %[[X]][%[[I]]] {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
+// CHECK:               %[[E:.*]] = math.exp %[[V]] : vector<4xf32>
+// CHECK:               vector.store %[[E]], %[[Y]][%[[I]]] {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
 // CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
 // CHECK-NOT:     linalg.
+// With vector-bytes=0: one thread per element of the flattened nest.
+// SCALAR-LABEL: func.func @elementwise_2d(
+// SCALAR:         scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// SCALAR:           scf.parallel (%[[T:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// SCALAR:             scf.if
+// SCALAR:               arith.remsi
+// SCALAR:               arith.divsi
+// SCALAR:               memref.load
+// SCALAR:               math.exp
+// SCALAR:           } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// SCALAR:         } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// SCALAR-NOT:     vector.
 // LAUNCH-LABEL: func.func @elementwise_2d(
 // LAUNCH:        gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %[[C1:.*]], {{.*}} = %[[C1]]) threads({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %[[C1]], {{.*}} = %[[C1]])
 func.func @elementwise_2d(%x: memref<8x16xf32>, %y: memref<8x16xf32>) {
@@ -24,6 +42,55 @@ func.func @elementwise_2d(%x: memref<8x16xf32>, %y: memref<8x16xf32>) {
     %e = math.exp %a : f32
     linalg.yield %e : f32
   }
+  return
+}
+
+// -----
+
+// Mixed widths: the widest type (f32) sets 4 lanes, the bf16 input moves 8
+// bytes; scalars and constants are broadcast.
+// CHECK-LABEL: func.func @widen(
+// CHECK-SAME:      %[[X:.*]]: memref<64xbf16>, %[[S:.*]]: f32, %[[Y:.*]]: memref<64xf32>)
+// CHECK:         vector.load %[[X]][%{{.*}}] {alignment = 8 : i64} : memref<64xbf16>, vector<4xbf16>
+// CHECK:         vector.broadcast %[[S]] : f32 to vector<4xf32>
+// CHECK:         arith.extf %{{.*}} : vector<4xbf16> to vector<4xf32>
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:         vector.broadcast %{{.*}} : f32 to vector<4xf32>
+// CHECK:         arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:         vector.store %{{.*}}, %[[Y]][%{{.*}}] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+func.func @widen(%x: memref<64xbf16>, %s: f32, %y: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x, %s : memref<64xbf16>, f32) outs(%y : memref<64xf32>) {
+  ^bb0(%a: bf16, %c: f32, %b: f32):
+    %e = arith.extf %a : bf16 to f32
+    %one = arith.constant 1.0 : f32
+    %m = arith.mulf %e, %c : f32
+    %r = arith.addf %m, %one : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Scalar accesses where vectors do not fit: a broadcast operand (bias), a
+// size that is not a multiple of the lanes, a strided view.
+// CHECK-LABEL: func.func @not_vectorized(
+// CHECK-NOT:     vector.
+// CHECK:         return
+func.func @not_vectorized(%x: memref<8x16xf32>, %b: memref<16xf32>, %y: memref<8x16xf32>,
+                          %odd: memref<7xf32>, %v: memref<4x4xf32, strided<[8, 1]>>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : memref<8x16xf32>, memref<16xf32>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  }
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%odd : memref<7xf32>)
+  linalg.fill ins(%one : f32) outs(%v : memref<4x4xf32, strided<[8, 1]>>)
   return
 }
 

@@ -30,6 +30,7 @@
 // Bad options.
 // RUN: not dtensor-opt %S/Inputs/rows.mlir --dtensor-cuda-lowering=format=ptx 2>&1 | FileCheck %s --check-prefix=BADFORMAT
 // RUN: not dtensor-opt %S/Inputs/rows.mlir --dtensor-cuda-lowering=block-size=2048 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+// RUN: not dtensor-opt %S/Inputs/rows.mlir --dtensor-cuda-lowering=vector-bytes=12 2>&1 | FileCheck %s --check-prefix=BADVEC
 // Errors of the pipeline.
 // RUN: dtensor-opt %S/Inputs/pipeline-errors.mlir -split-input-file --dtensor-cuda-lowering=format=isa -verify-diagnostics -o /dev/null
 
@@ -47,8 +48,9 @@
 // F32-NOT:     mgpuStreamDestroy
 // F32:         llvm.return
 // F32:       llvm.func @_mlir_ciface_mlp(
-// Only the ReLU is a kernel: the zero fills folded into the matmuls.
-// F32:       gpu.binary @mlp_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.target sm_90
+// Only the ReLU is a kernel (the zero fills folded into the matmuls), with
+// 16-byte loads and stores.
+// F32:       gpu.binary @mlp_kernel  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.target sm_90{{.*}}ld.global.v4.b32{{.*}}st.global.v4.b32
 // F32-NOT:   gpu.binary
 
 // Nothing but the LLVM dialect and the gpu ops that the translation lowers.
@@ -104,3 +106,4 @@
 
 // BADFORMAT: dtensor-cuda-lowering: format must be fatbin, bin or isa, got 'ptx'
 // BADBLOCK: dtensor-cuda-lowering: block-size must be in [1, 1024]
+// BADVEC: dtensor-cuda-lowering: vector-bytes must be 0 or a power of two up to 16

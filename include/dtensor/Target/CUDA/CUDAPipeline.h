@@ -36,6 +36,8 @@ struct CUDALoweringOptions {
   unsigned optLevel = 3;
   /// Threads per block of the generated elementwise/reduction kernels.
   int64_t blockSize = 256;
+  /// Bytes per access of vectorized elementwise kernels (0: scalar).
+  int64_t vectorBytes = 16;
   /// Pass the runtime context (dtensor_rt_context()) to matmul calls.
   bool matmulContext = true;
 };

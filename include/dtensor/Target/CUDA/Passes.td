@@ -90,7 +90,15 @@ def CUDAMapToGPUPass
     : Pass<"dtensor-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "linalg ops on device buffers -> scf.parallel mapped to a 1-D grid";
   let description = [{
-    Every remaining linalg op becomes a parallel loop nest
+    An elementwise op on dense buffers of static shape (identity maps and
+    layouts, scalars otherwise, a total size divisible by the lane count)
+    becomes a flat parallel loop over vectors of `vector-bytes` bytes (of
+    its widest element type): vector.load / vector.store with that
+    alignment, which NVPTX emits as 16-byte ld/st.global.v4. Identity-layout
+    buffers start an allocation (gpu.alloc, or an argument the host
+    allocated), which is 256-byte aligned.
+
+    Every other linalg op becomes a parallel loop nest
     (linalg-to-parallel-loops; an op with no parallel dimension is wrapped
     in a one-iteration parallel loop first, so that it runs on the device).
     Each outermost scf.parallel is collapsed to one dimension, tiled by
@@ -103,8 +111,12 @@ def CUDAMapToGPUPass
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "threads per block">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
+           "bytes per access of vectorized elementwise kernels (0: off)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];
