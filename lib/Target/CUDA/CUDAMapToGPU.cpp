@@ -31,20 +31,63 @@ using namespace mlir::dtensor;
 
 namespace {
 
+/// How a vectorized op reads a buffer operand, by its indexing map over the
+/// (flattened) loop space: all of it (identity map: a vector at the flat
+/// index), its trailing loop dims (a bias: a vector at flat % divisor), or
+/// its leading loop dims (a per-row value: one scalar at flat / divisor,
+/// broadcast). `divisor` is the product of the loop sizes the operand does
+/// not see at the front (trailing) or at the back (leading).
+struct Access {
+  enum Kind { Full, Trailing, Leading } kind = Full;
+  int64_t divisor = 1;
+};
+
+static std::optional<Access> classify(AffineMap map,
+                                      ArrayRef<int64_t> loops) {
+  unsigned n = map.getNumDims(), r = map.getNumResults();
+  if (map.isIdentity())
+    return Access{Access::Full, 1};
+  if (map.getNumSymbols() || r >= n)
+    return std::nullopt;
+  auto isDims = [&](unsigned first) {
+    for (unsigned i = 0; i < r; ++i) {
+      auto d = dyn_cast<AffineDimExpr>(map.getResult(i));
+      if (!d || d.getPosition() != first + i)
+        return false;
+    }
+    return true;
+  };
+  auto product = [&](unsigned from, unsigned to) {
+    int64_t p = 1;
+    for (unsigned i = from; i < to; ++i)
+      p *= loops[i];
+    return p;
+  };
+  if (r > 0 && isDims(n - r))
+    return Access{Access::Trailing, product(n - r, n)};
+  if (isDims(0))
+    return Access{Access::Leading, product(r, n)};
+  return std::nullopt;
+}
+
 /// Lanes per thread such that the widest element type moves `vectorBytes`
 /// per access, if `op` is an elementwise op that can use vector accesses:
-/// all loops parallel, every buffer operand of static shape, identity
-/// layout (so its base is the start of an allocation, 16-byte aligned) and
-/// identity indexing map, scalar operands otherwise, a body of
-/// elementwise-mappable ops and constants, and a total size divisible by the
-/// lane count.
+/// all loops parallel and static, every buffer of identity layout (so its
+/// base is the start of an allocation, which is 16-byte aligned) read as
+/// `classify` allows with the chunks of `lanes` elements never crossing a
+/// row of a trailing or leading operand, the outputs written whole, scalar
+/// operands otherwise, a body of elementwise-mappable ops and constants, and
+/// a total size divisible by the lane count.
 static std::optional<int64_t> vectorLanes(linalg::LinalgOp op,
                                           int64_t vectorBytes) {
   if (vectorBytes <= 0 || op.getNumLoops() == 0 ||
       op.getNumLoops() != op.getNumParallelLoops() || op.getNumDpsInits() < 1)
     return std::nullopt;
-  ArrayRef<int64_t> shape;
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  if (llvm::any_of(loops, ShapedType::isDynamic))
+    return std::nullopt;
   int64_t widest = 0;
+  SmallVector<int64_t> divisors;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type) {
@@ -53,23 +96,33 @@ static std::optional<int64_t> vectorLanes(linalg::LinalgOp op,
         return std::nullopt;
       continue;
     }
-    if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-        !op.getMatchingIndexingMap(&operand).isIdentity())
-      return std::nullopt;
-    if (shape.empty())
-      shape = type.getShape();
-    else if (shape != type.getShape())
+    std::optional<Access> access =
+        classify(op.getMatchingIndexingMap(&operand), loops);
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() || !access ||
+        (op.isDpsInit(&operand) && access->kind != Access::Full))
       return std::nullopt;
     Type element = type.getElementType();
     if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
       return std::nullopt;
+    if (access->kind == Access::Leading)
+      continue; // scalar loads
+    divisors.push_back(access->divisor);
     widest = std::max<int64_t>(widest, element.getIntOrFloatBitWidth() / 8);
   }
+  for (OpOperand &operand : op->getOpOperands())
+    if (isa<MemRefType>(operand.get().getType()))
+      if (classify(op.getMatchingIndexingMap(&operand), loops)->kind ==
+          Access::Leading)
+        divisors.push_back(
+            classify(op.getMatchingIndexingMap(&operand), loops)->divisor);
   if (widest == 0 || vectorBytes % widest)
     return std::nullopt;
   int64_t lanes = vectorBytes / widest;
-  int64_t total = ShapedType::getNumElements(shape);
-  if (lanes < 2 || total % lanes)
+  int64_t total = 1;
+  for (int64_t size : loops)
+    total *= size;
+  if (lanes < 2 || total % lanes ||
+      llvm::any_of(divisors, [&](int64_t d) { return d > 1 && d % lanes; }))
     return std::nullopt;
   for (Operation &nested : op.getBlock()->without_terminator())
     if (nested.getNumRegions() ||
@@ -80,17 +133,18 @@ static std::optional<int64_t> vectorLanes(linalg::LinalgOp op,
   return lanes;
 }
 
-/// `op` as a parallel loop over vectors of `lanes` elements of its buffers
-/// viewed as 1-D: vector.load / vector.store aligned to the access size, the
-/// body applied to vectors.
+/// `op` as a parallel loop over chunks of `lanes` elements of its loop
+/// space, buffers viewed as 1-D: vector.load / vector.store aligned to the
+/// access size, the body applied to vectors.
 static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
                       int64_t lanes) {
   Location loc = op.getLoc();
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
   rewriter.setInsertionPoint(op);
   SmallVector<Value> flat;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || type.getRank() == 1) {
+    if (!type || type.getRank() <= 1) {
       flat.push_back(operand.get());
       continue;
     }
@@ -100,8 +154,9 @@ static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
     flat.push_back(memref::CollapseShapeOp::create(rewriter, loc,
                                                    operand.get(), {all}));
   }
-  int64_t total = cast<MemRefType>(flat[op.getNumDpsInputs()].getType())
-                      .getNumElements();
+  int64_t total = 1;
+  for (int64_t size : loops)
+    total *= size;
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value count = arith::ConstantIndexOp::create(rewriter, loc, total / lanes);
@@ -131,8 +186,23 @@ static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
     if (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand))
       continue;
     Type scalar = arg.getType();
+    Access access = *classify(op.getMatchingIndexingMap(&operand), loops);
+    Value divisor =
+        arith::ConstantIndexOp::create(rewriter, loc, access.divisor);
+    if (access.kind == Access::Leading) {
+      SmallVector<Value> at;
+      if (cast<MemRefType>(buffer.getType()).getRank() == 1)
+        at.push_back(arith::DivUIOp::create(rewriter, loc, index, divisor));
+      mapping.map(arg, broadcast(memref::LoadOp::create(rewriter, loc,
+                                                        buffer, at)));
+      continue;
+    }
+    Value at = access.kind == Access::Full
+                   ? index
+                   : arith::RemUIOp::create(rewriter, loc, index, divisor)
+                         .getResult();
     mapping.map(arg, vector::LoadOp::create(rewriter, loc, vectorOf(scalar),
-                                            buffer, ValueRange{index},
+                                            buffer, ValueRange{at},
                                             /*nontemporal=*/false,
                                             alignment(scalar)));
   }

@@ -74,16 +74,52 @@ func.func @widen(%x: memref<64xbf16>, %s: f32, %y: memref<64xf32>) {
 
 // -----
 
-// Scalar accesses where vectors do not fit: a broadcast operand (bias), a
-// size that is not a multiple of the lanes, a strided view.
+// Operands over the trailing loop dims (a bias) are read as vectors at
+// flat % row, over the leading dims (a per-row scale) as one scalar at
+// flat / row, broadcast.
+// CHECK-LABEL: func.func @bias_scale_relu(
+// CHECK-SAME:      %{{.*}}: memref<8x16xf32>, %[[B:.*]]: memref<16xf32>, %[[R:.*]]: memref<8xf32>, %{{.*}}: memref<8x16xf32>)
+// CHECK:         scf.if
+// CHECK:         %[[I:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:         %[[X:.*]] = vector.load %{{.*}}[%[[I]]] {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
+// CHECK:         %[[C16:.*]] = arith.constant 16 : index
+// CHECK:         %[[J:.*]] = arith.remui %[[I]], %[[C16]] : index
+// CHECK:         %[[BV:.*]] = vector.load %[[B]][%[[J]]] {alignment = 16 : i64} : memref<16xf32>, vector<4xf32>
+// CHECK:         %[[ROW:.*]] = arith.divui %[[I]], %{{.*}} : index
+// CHECK:         %[[S:.*]] = memref.load %[[R]][%[[ROW]]] : memref<8xf32>
+// CHECK:         %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<4xf32>
+// CHECK:         %[[T:.*]] = arith.addf %[[X]], %[[BV]] : vector<4xf32>
+// CHECK:         arith.mulf %[[T]], %[[SV]] : vector<4xf32>
+// CHECK:         arith.maximumf
+// CHECK:         vector.store
+func.func @bias_scale_relu(%x: memref<8x16xf32>, %b: memref<16xf32>, %r: memref<8xf32>, %y: memref<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b, %r : memref<8x16xf32>, memref<16xf32>, memref<8xf32>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %s: f32, %o: f32):
+    %t = arith.addf %a, %c : f32
+    %u = arith.mulf %t, %s : f32
+    %v = arith.maximumf %u, %zero : f32
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+// Scalar accesses where vectors do not fit: rows (6) that a chunk of 4
+// lanes would cross, a size that is not a multiple of the lanes, a strided
+// view, a transposed read.
 // CHECK-LABEL: func.func @not_vectorized(
 // CHECK-NOT:     vector.
 // CHECK:         return
-func.func @not_vectorized(%x: memref<8x16xf32>, %b: memref<16xf32>, %y: memref<8x16xf32>,
-                          %odd: memref<7xf32>, %v: memref<4x4xf32, strided<[8, 1]>>) {
+func.func @not_vectorized(%x: memref<8x6xf32>, %b: memref<6xf32>, %y: memref<8x6xf32>,
+                          %odd: memref<7xf32>, %v: memref<4x4xf32, strided<[8, 1]>>,
+                          %t: memref<4x4xf32>, %u: memref<4x4xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
                   iterator_types = ["parallel", "parallel"]}
-      ins(%x, %b : memref<8x16xf32>, memref<16xf32>) outs(%y : memref<8x16xf32>) {
+      ins(%x, %b : memref<8x6xf32>, memref<6xf32>) outs(%y : memref<8x6xf32>) {
   ^bb0(%a: f32, %c: f32, %o: f32):
     %s = arith.addf %a, %c : f32
     linalg.yield %s : f32
@@ -91,6 +127,7 @@ func.func @not_vectorized(%x: memref<8x16xf32>, %b: memref<16xf32>, %y: memref<8
   %one = arith.constant 1.0 : f32
   linalg.fill ins(%one : f32) outs(%odd : memref<7xf32>)
   linalg.fill ins(%one : f32) outs(%v : memref<4x4xf32, strided<[8, 1]>>)
+  linalg.transpose ins(%t : memref<4x4xf32>) outs(%u : memref<4x4xf32>) permutation = [1, 0]
   return
 }
 
