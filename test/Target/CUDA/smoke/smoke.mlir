@@ -11,12 +11,15 @@
 // CHECK-LABEL: llvm.func @smoke_softmax(
 // CHECK:       llvm.func @_mlir_ciface_smoke_softmax(
 // CHECK:       gpu.binary @smoke_softmax_kernel
+// CHECK-LABEL: llvm.func @smoke_bf16(
+// CHECK:       gpu.binary @smoke_bf16_kernel {{.*}}ld.global.v4.b32
 
 // The CUDA smoke module (scripts/cuda-smoke-build.sh): per-rank programs
 // with no collectives, one per kind of code the CUDA target emits.
 //   smoke_mlp:     y = relu(x @ w + b)        matmul call + fused kernel
 //   smoke_linear:  y = x @ w^T, x [2, 64, 256]  nn.Linear form: 2 m dims, B transposed
 //   smoke_softmax: softmax over rows           reduction kernels
+//   smoke_bf16:    x * y + x in bf16           8 lanes per 16-byte access
 func.func @smoke_mlp(%x: tensor<256x512xf32>, %w: tensor<512x384xf32>, %b: tensor<384xf32>) -> tensor<256x384xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<256x384xf32>
@@ -52,4 +55,10 @@ func.func @smoke_softmax(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
   %e = tensor.empty() : tensor<64x1000xf32>
   %s = linalg.softmax dimension(1) ins(%x : tensor<64x1000xf32>) outs(%e : tensor<64x1000xf32>) -> tensor<64x1000xf32>
   return %s : tensor<64x1000xf32>
+}
+
+func.func @smoke_bf16(%x: tensor<64x512xbf16>, %y: tensor<64x512xbf16>) -> tensor<64x512xbf16> {
+  %p = arith.mulf %x, %y : tensor<64x512xbf16>
+  %s = arith.addf %p, %x : tensor<64x512xbf16>
+  return %s : tensor<64x512xbf16>
 }
