@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -347,8 +348,24 @@ struct CUDAMapToGPUPass
                                      {mapping(gpu::Processor::BlockX)})) ||
           failed(gpu::setMappingAttr(threads,
                                      {mapping(gpu::Processor::ThreadX)}))) {
-        loop.emitOpError("cannot map this parallel loop to the GPU");
+        blocks.emitOpError("cannot map this parallel loop to the GPU");
         return signalPassFailure();
+      }
+      // A launch of zero blocks is a CUDA error: a size that is not known
+      // to be positive (an uneven shard may be empty on some ranks) gets a
+      // guard around the kernel.
+      std::optional<int64_t> lower =
+          getConstantIntValue(blocks.getLowerBound()[0]);
+      std::optional<int64_t> upper =
+          getConstantIntValue(blocks.getUpperBound()[0]);
+      if (!lower || !upper || *upper <= *lower) {
+        rewriter.setInsertionPoint(blocks);
+        Value nonEmpty = arith::CmpIOp::create(
+            rewriter, blocks.getLoc(), arith::CmpIPredicate::sgt,
+            blocks.getUpperBound()[0], blocks.getLowerBound()[0]);
+        auto guard = scf::IfOp::create(rewriter, blocks.getLoc(), nonEmpty,
+                                       /*withElseRegion=*/false);
+        rewriter.moveOpBefore(blocks, guard.thenBlock()->getTerminator());
       }
     }
 

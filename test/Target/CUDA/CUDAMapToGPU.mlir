@@ -134,7 +134,11 @@ func.func @not_vectorized(%x: memref<8x6xf32>, %b: memref<6xf32>, %y: memref<8x6
 // -----
 
 // A row reduction: a thread per row, the reduction a loop in the thread.
+// The number of rows is dynamic (an uneven shard may have none): the kernel
+// is guarded, a launch of zero blocks is a CUDA error.
 // CHECK-LABEL: func.func @row_sum(
+// CHECK:         %[[NONEMPTY:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : index
+// CHECK:         scf.if %[[NONEMPTY]] {
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             scf.if
@@ -156,10 +160,15 @@ func.func @row_sum(%x: memref<?x64xf32>, %r: memref<?xf32>) {
 // No parallel dimension (a full reduction, a 0-d op): still a kernel, a
 // one-iteration parallel loop around it.
 // CHECK-LABEL: func.func @full_sum(
+// CHECK-NOT:     scf.if
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             scf.for
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// LAUNCH-LABEL: func.func @row_sum(
+// LAUNCH:        scf.if
+// LAUNCH-NOT:      }
+// LAUNCH:          gpu.launch
 // LAUNCH-LABEL: func.func @full_sum(
 // LAUNCH:        gpu.launch
 // LAUNCH-NOT:    memref.load

@@ -153,6 +153,8 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t smem, CUstream stream,
                       void **params, void **extra, size_t /*paramsCount*/) {
   ensureContext();
+  if (gridX == 0 || gridY == 0 || gridZ == 0)
+    return; // lowered code guards this; be tolerant anyway
   check(cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
                        smem, stream, params, extra),
         "cuLaunchKernel");
