@@ -31,6 +31,10 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
+#ifdef DTENSOR_HAS_CUDA_TARGET
+#include "dtensor/Target/CUDA/CUDAPipeline.h"
+#endif
+
 void mlir::dtensor::registerDialects(DialectRegistry &registry) {
   registry.insert<DTensorDialect, affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
@@ -47,11 +51,17 @@ void mlir::dtensor::registerDialects(DialectRegistry &registry) {
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+#ifdef DTENSOR_HAS_CUDA_TARGET
+  registerCUDADialects(registry);
+#endif
 }
 
 void mlir::dtensor::registerTargets() {
 #ifdef DTENSOR_HAS_CPU_TARGET
   registerCPUTarget();
+#endif
+#ifdef DTENSOR_HAS_CUDA_TARGET
+  registerCUDATarget();
 #endif
 }
 

@@ -1,0 +1,141 @@
+//===- Passes.td - passes of the CUDA target ---------------*- tablegen -*-===//
+//
+// The project passes of the CUDA lowering (docs/cuda-target.md); the
+// pipeline that strings them together with the upstream GPU passes is
+// buildCUDALoweringPipeline (CUDAPipeline.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTENSOR_TARGET_CUDA_PASSES_TD
+#define DTENSOR_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CUDAFuseElementwisePass
+    : Pass<"dtensor-cuda-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "fuses elementwise linalg ops on tensors into one kernel each";
+  let description = [{
+    Upstream elementwise fusion (producer into consumer, on tensors, before
+    bufferization), restricted so that contractions stay recognisable by
+    `dtensor-cuda-matmul-to-runtime`: nothing is fused into or out of an op
+    that implements a contraction (linalg.matmul, batch_matmul, a generic
+    matmul), and fills are left alone (they fold into the matmul call).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def CUDAMatmulToRuntimePass
+    : Pass<"dtensor-cuda-matmul-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "matmuls on buffers -> dtensor_rt_matmul_<T> calls (cuBLASLt)";
+  let description = [{
+    Replaces every matmul on memrefs (after bufferization) with a call of
+    `dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate)` (T: bf16, f16, f32;
+    operands unranked memrefs; C = A·B or C += A·B). Recognised:
+    linalg.matmul and linalg.batch_matmul (with or without transposing
+    indexing_maps), and any linalg op whose body is a multiply-add with one
+    reduction dimension, two parallel dimensions and at most one leading
+    batch dimension. Transposed operands are passed as `memref.transpose`
+    views (the runtime takes strided A and B). A `linalg.fill` of zero into
+    C that nothing reads or writes before the matmul is dropped and the call
+    gets accumulate=0; otherwise accumulate=1.
+
+    A contraction that cannot be mapped (element types other than
+    bf16/f16/f32 or not all equal, broadcast operands, several reduction
+    dimensions, a C that is not in (batch, m, n) order, tensors) is an
+    error naming the op: matmuls are never generated as kernels.
+
+    `ctx` is the runtime context, `dtensor_rt_context()`, fetched once per
+    function; `with-context=false` leaves it out (the ABI before the
+    context argument).
+  }];
+  let options = [
+    Option<"withContext", "with-context", "bool", /*default=*/"true",
+           "pass the runtime context (dtensor_rt_context()) first">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def CUDADeviceMemoryPass
+    : Pass<"dtensor-cuda-device-memory", "::mlir::func::FuncOp"> {
+  let summary = "puts every buffer of a bufferized program in device memory";
+  let description = [{
+    memref.alloc -> gpu.alloc, memref.dealloc -> gpu.dealloc (both made
+    asynchronous on the rank's stream later), memref.copy -> linalg.copy
+    (a kernel; a host memcpy of device pointers would fault).
+
+    With `deallocate` (default), each allocation that does not escape
+    (returned, yielded out of a region, stored, passed to a non-runtime
+    call) gets a gpu.dealloc after its last use in its block; a buffer
+    passed to an asynchronous collective (`dtensor_rt_start_*`) lives until
+    the `dtensor_rt_wait` of the handle. Frees are stream-ordered like
+    everything else, so no host synchronisation is needed. Buffers yielded
+    out of loops are not freed (a known leak, as on the CPU target). Arguments are
+    device pointers already. What would touch device memory from the host
+    is an error naming the op: memref.alloca, and constant tensors
+    (memref.get_global) used by anything but runtime calls.
+  }];
+  let options = [
+    Option<"deallocate", "deallocate", "bool", /*default=*/"true",
+           "free non-escaping buffers after their last use">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def CUDAMapToGPUPass
+    : Pass<"dtensor-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "linalg ops on device buffers -> scf.parallel mapped to a 1-D grid";
+  let description = [{
+    An elementwise op on dense buffers of static shape (identity maps and
+    layouts, scalars otherwise, a total size divisible by the lane count)
+    becomes a flat parallel loop over vectors of `vector-bytes` bytes (of
+    its widest element type): vector.load / vector.store with that
+    alignment, which NVPTX emits as 16-byte ld/st.global.v4. Identity-layout
+    buffers start an allocation (gpu.alloc, or an argument the host
+    allocated), which is 256-byte aligned.
+
+    Every other linalg op becomes a parallel loop nest
+    (linalg-to-parallel-loops; an op with no parallel dimension is wrapped
+    in a one-iteration parallel loop first, so that it runs on the device).
+    Each outermost scf.parallel is collapsed to one dimension, tiled by
+    `block-size`, and mapped: tiles to block x, the tile to thread x, and
+    any nested scf.parallel to sequential loops. convert-parallel-loops-to-gpu
+    then makes one gpu.launch per nest. After this pass, memref.load and
+    memref.store outside a parallel loop (host code reading device memory)
+    are an error naming the op.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per block">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
+           "bytes per access of vectorized elementwise kernels (0: off)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def CUDAStreamOrderPass
+    : Pass<"dtensor-cuda-stream-order", "::mlir::func::FuncOp"> {
+  let summary = "every GPU op asynchronous on the rank's stream, no host waits";
+  let description = [{
+    Makes gpu.alloc, gpu.dealloc, gpu.memcpy, gpu.memset and
+    gpu.launch_func asynchronous, each depending on a `gpu.wait async`
+    right before it. gpu-to-llvm lowers that to `mgpuStreamCreate()`, which
+    the CUDA runtime answers with the rank's persistent compute stream, so
+    all launches, allocations and runtime calls (matmuls, collectives) are
+    ordered by that one stream and the program never synchronises the host.
+    Unlike upstream gpu-async-region no `gpu.wait` is placed before calls or
+    returns. A synchronous `gpu.wait` already in the program is an error.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // DTENSOR_TARGET_CUDA_PASSES_TD

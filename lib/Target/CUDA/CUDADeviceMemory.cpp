@@ -1,0 +1,174 @@
+//===- CUDADeviceMemory.cpp - every buffer on the device ------------------===//
+//
+// A per-rank program on the CUDA target computes in device memory only:
+// its arguments are device pointers, its allocations become gpu.alloc, and
+// nothing copies between host and device. Host code only passes pointers
+// around (to kernels, to runtime calls).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_CUDADEVICEMEMORYPASS
+#include "dtensor/Target/CUDA/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+/// Whether every use of `value` (through memref.cast) is a runtime call, i.e.
+/// host code that only hands the pointer on.
+static bool onlyPassedToCalls(Value value) {
+  for (Operation *user : value.getUsers()) {
+    if (isa<memref::CastOp>(user)) {
+      if (!onlyPassedToCalls(user->getResult(0)))
+        return false;
+      continue;
+    }
+    if (!isa<func::CallOp>(user))
+      return false;
+  }
+  return true;
+}
+
+/// Every value that is `root` or a view or cast of it.
+static SmallVector<Value> aliasesOf(Value root) {
+  SmallVector<Value> aliases, work = {root};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    aliases.push_back(value);
+    for (Operation *user : value.getUsers())
+      if (isa<ViewLikeOpInterface, memref::CastOp>(user) &&
+          user->getNumResults() == 1 &&
+          isa<BaseMemRefType>(user->getResult(0).getType()))
+        work.push_back(user->getResult(0));
+  }
+  return aliases;
+}
+
+/// The op after which the buffer of `alloc` is dead, in the alloc's block,
+/// or null if the buffer escapes (returned, yielded, stored, passed to a
+/// call other than a runtime call) and must not be freed here. A buffer
+/// given to an asynchronous collective (dtensor_rt_start_*) lives until the
+/// dtensor_rt_wait of its handle.
+static Operation *lastUse(Operation *alloc) {
+  Block *block = alloc->getBlock();
+  Operation *last = alloc;
+  auto extend = [&](Operation *user) -> bool {
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    if (!ancestor)
+      return false;
+    if (last->isBeforeInBlock(ancestor))
+      last = ancestor;
+    return true;
+  };
+  for (Value alias : aliasesOf(alloc->getResult(0))) {
+    for (Operation *user : alias.getUsers()) {
+      if (user->hasTrait<OpTrait::IsTerminator>() ||
+          isa<memref::StoreOp, LLVM::StoreOp>(user))
+        return nullptr;
+      if (auto call = dyn_cast<func::CallOp>(user)) {
+        StringRef callee = call.getCallee();
+        if (!callee.starts_with("dtensor_rt_"))
+          return nullptr;
+        if (callee.starts_with("dtensor_rt_start_")) {
+          for (Operation *wait : call.getResult(0).getUsers())
+            if (!extend(wait))
+              return nullptr;
+        }
+      }
+      if (!extend(user))
+        return nullptr;
+    }
+  }
+  return last;
+}
+
+struct CUDADeviceMemoryPass
+    : dtensor::impl::CUDADeviceMemoryPassBase<CUDADeviceMemoryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
+              memref::AllocaOp, memref::GetGlobalOp,
+              memref::ReallocOp>(op))
+        ops.push_back(op);
+    });
+    SmallVector<gpu::AllocOp> allocs;
+    for (Operation *op : ops) {
+      OpBuilder builder(op);
+      Location loc = op->getLoc();
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        if (!alloc.getSymbolOperands().empty()) {
+          alloc.emitOpError("cannot place an allocation with symbol operands "
+                          "in device memory");
+          return signalPassFailure();
+        }
+        auto gpuAlloc = gpu::AllocOp::create(
+            builder, loc, alloc.getType(), /*asyncToken=*/Type(),
+            /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+            /*symbolOperands=*/ValueRange(), /*hostShared=*/false);
+        alloc.replaceAllUsesWith(gpuAlloc.getMemref());
+        alloc.erase();
+        allocs.push_back(gpuAlloc);
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        gpu::DeallocOp::create(builder, loc, /*asyncToken=*/Type(),
+                               ValueRange(), dealloc.getMemref());
+        dealloc.erase();
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        linalg::CopyOp::create(builder, loc, copy.getSource(),
+                               copy.getTarget());
+        copy.erase();
+      } else if (isa<memref::AllocaOp>(op)) {
+        op->emitOpError("cannot lower a stack allocation for the CUDA target: "
+                      "host memory that device code would access");
+        return signalPassFailure();
+      } else if (isa<memref::ReallocOp>(op)) {
+        op->emitOpError("cannot lower a reallocation for the CUDA target");
+        return signalPassFailure();
+      } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+        // Constant buffers live in host memory; runtime calls may read them
+        // (a permute's perm), device code may not.
+        if (!onlyPassedToCalls(global.getResult())) {
+          global.emitOpError("cannot lower a constant tensor for the CUDA "
+                           "target: its buffer is host memory and device "
+                           "code uses it (make it a splat or compute it)");
+          return signalPassFailure();
+        }
+      }
+    }
+    // Free what does not escape after its last use. Everything is ordered
+    // by the rank's stream, so the free is enqueued after the kernels and
+    // runtime calls that use the buffer.
+    if (!deallocate)
+      return;
+    for (gpu::AllocOp alloc : allocs) {
+      bool freed = llvm::any_of(alloc.getMemref().getUsers(), [](Operation *u) {
+        return isa<gpu::DeallocOp>(u);
+      });
+      if (freed)
+        continue;
+      Operation *last = lastUse(alloc);
+      if (!last)
+        continue;
+      OpBuilder builder(last->getContext());
+      builder.setInsertionPointAfter(last);
+      gpu::DeallocOp::create(builder, alloc.getLoc(), /*asyncToken=*/Type(),
+                             ValueRange(), alloc.getMemref());
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,346 @@
+//===- CUDAMatmulToRuntime.cpp - matmuls on buffers to cuBLASLt calls -----===//
+//
+// The CUDA target never generates matmul kernels: every contraction that is
+// a (batched) matmul becomes a call of dtensor_rt_matmul_<T>, which runs
+// cuBLASLt on the rank's compute stream. Runs after bufferization, so the
+// operands are buffers and a zero fill of C can be seen and dropped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Target/CUDA/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_CUDAMATMULTORUNTIMEPASS
+#include "dtensor/Target/CUDA/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+namespace {
+
+/// The runtime's suffix for a matmul element type, or failure.
+static FailureOr<StringRef> matmulSuffix(Type type) {
+  if (type.isBF16())
+    return StringRef("bf16");
+  if (type.isF16())
+    return StringRef("f16");
+  if (type.isF32())
+    return StringRef("f32");
+  return failure();
+}
+
+/// How a contraction maps onto C[b, m, n] (+)= A[b, m, k] * B[b, k, n]:
+/// the view permutation of A and B that puts their dimensions in that order
+/// (empty: already in order), and, where m is several loop dimensions (the
+/// nn.Linear form on [batch, seq, hidden] activations), the number of them
+/// to collapse into one in A and C.
+struct MatmulMapping {
+  bool batched = false;
+  unsigned numM = 1;
+  SmallVector<int64_t> permA, permB;
+};
+
+/// The positions of `wanted` loop dims in `map`'s results, or failure if the
+/// map is not exactly a permutation of them.
+static FailureOr<SmallVector<int64_t>> operandOrder(AffineMap map,
+                                                    ArrayRef<unsigned> wanted) {
+  if (map.getNumResults() != wanted.size())
+    return failure();
+  SmallVector<int64_t> perm;
+  for (unsigned dim : wanted) {
+    std::optional<unsigned> pos =
+        map.getResultPosition(getAffineDimExpr(dim, map.getContext()));
+    if (!pos)
+      return failure();
+    perm.push_back(*pos);
+  }
+  return perm;
+}
+
+static bool isIdentity(ArrayRef<int64_t> perm) {
+  return llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
+}
+
+/// The mapping of `op`, or failure with the reason in `why`.
+static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
+                                            std::string &why) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1) {
+    why = "not a contraction of two inputs into one output";
+    return failure();
+  }
+  if (dims->batch.size() > 1 || dims->m.empty() || dims->n.size() != 1 ||
+      dims->k.size() != 1) {
+    why = llvm::formatv("the contraction has {0} batch, {1} m, {2} n and {3} "
+                        "k dimensions (supported: at most 1 batch, 1 or more "
+                        "m, exactly 1 n and 1 k)",
+                        dims->batch.size(), dims->m.size(), dims->n.size(),
+                        dims->k.size())
+              .str();
+    return failure();
+  }
+  MatmulMapping mapping;
+  mapping.batched = !dims->batch.empty();
+  mapping.numM = dims->m.size();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap mapC = maps[2];
+  // C must be (batch?, m..., n), the m dims in any order; that order is
+  // the one A must have too.
+  unsigned numC = mapC.getNumResults();
+  auto dimAt = [](AffineMap map, unsigned i) -> std::optional<unsigned> {
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  unsigned expectedC = (mapping.batched ? 1 : 0) + mapping.numM + 1;
+  bool outputOk = numC == expectedC;
+  SmallVector<unsigned> mOrder;
+  for (unsigned i = 0; outputOk && i < numC; ++i) {
+    std::optional<unsigned> d = dimAt(mapC, i);
+    if (!d) {
+      outputOk = false;
+    } else if (mapping.batched && i == 0) {
+      outputOk = *d == dims->batch.front();
+    } else if (i == numC - 1) {
+      outputOk = *d == dims->n.front();
+    } else {
+      outputOk = llvm::is_contained(dims->m, *d);
+      mOrder.push_back(*d);
+    }
+  }
+  if (!outputOk) {
+    why = "the output is not indexed (batch, m, n) in this order";
+    return failure();
+  }
+  SmallVector<unsigned> roleA, roleB;
+  if (mapping.batched) {
+    roleA.push_back(dims->batch.front());
+    roleB.push_back(dims->batch.front());
+  }
+  llvm::append_range(roleA, mOrder);
+  roleA.push_back(dims->k.front());
+  roleB.append({dims->k.front(), dims->n.front()});
+  FailureOr<SmallVector<int64_t>> permA = operandOrder(maps[0], roleA);
+  FailureOr<SmallVector<int64_t>> permB = operandOrder(maps[1], roleB);
+  if (failed(permA) || failed(permB)) {
+    why = "an input is broadcast or indexed by more than its (batch, m, k) / "
+          "(batch, k, n) dimensions";
+    return failure();
+  }
+  if (mapping.numM > 1 && !isIdentity(*permA)) {
+    why = "A has several m dimensions and is not indexed (batch, m..., k) "
+          "in the order of the output";
+    return failure();
+  }
+  if (!isIdentity(*permA))
+    mapping.permA = *permA;
+  if (!isIdentity(*permB))
+    mapping.permB = *permB;
+  return mapping;
+}
+
+/// The buffer `value` is a view of (through view-like ops and casts).
+static Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      value = view.getViewSource();
+      continue;
+    }
+    if (auto cast = dyn_cast<memref::CastOp>(def)) {
+      value = cast.getSource();
+      continue;
+    }
+    break;
+  }
+  return value;
+}
+
+/// Every value that is `root` or a view of it.
+static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
+  llvm::SmallPtrSet<Value, 8> aliases;
+  SmallVector<Value> work = {root};
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!aliases.insert(value).second)
+      continue;
+    for (Operation *user : value.getUsers()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() == value)
+          work.append(user->result_begin(), user->result_end());
+      } else if (isa<memref::CastOp>(user)) {
+        work.push_back(user->getResult(0));
+      }
+    }
+  }
+  return aliases;
+}
+
+/// The zero fill of exactly `output` that `op` may absorb: in the same
+/// block, and no op between them uses `output` or any alias of it.
+static linalg::FillOp findZeroFill(linalg::LinalgOp op, Value output) {
+  llvm::SmallPtrSet<Value, 8> aliases = aliasesOf(rootBuffer(output));
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.getOutputs().front() == output) {
+      Value value = fill.getInputs().front();
+      if (matchPattern(value, m_AnyZeroFloat()))
+        return fill;
+      return nullptr;
+    }
+    bool touches = false;
+    prev->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (aliases.contains(operand))
+          touches = true;
+    });
+    if (touches)
+      return nullptr;
+  }
+  return nullptr;
+}
+
+struct CUDAMatmulToRuntimePass
+    : dtensor::impl::CUDAMatmulToRuntimePassBase<CUDAMatmulToRuntimePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    contexts.clear();
+    SmallVector<linalg::LinalgOp> matmuls;
+    module.walk([&](linalg::LinalgOp op) {
+      if (linalg::isaContractionOpInterface(op))
+        matmuls.push_back(op);
+    });
+    for (linalg::LinalgOp op : matmuls)
+      if (failed(lower(op)))
+        return signalPassFailure();
+  }
+
+  func::FuncOp declare(ModuleOp module, StringRef name, TypeRange inputs,
+                       TypeRange results) {
+    if (auto func = module.lookupSymbol<func::FuncOp>(name))
+      return func;
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    auto func = func::FuncOp::create(builder, module.getLoc(), name,
+                                     builder.getFunctionType(inputs, results));
+    func.setPrivate();
+    return func;
+  }
+
+  /// dtensor_rt_context(), called once at the top of `func`.
+  Value context(func::FuncOp func) {
+    auto it = contexts.find(func);
+    if (it != contexts.end())
+      return it->second;
+    auto module = func->getParentOfType<ModuleOp>();
+    auto ptr = LLVM::LLVMPointerType::get(func.getContext());
+    func::FuncOp callee = declare(module, "dtensor_rt_context", {}, {ptr});
+    OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
+    Value ctx =
+        func::CallOp::create(builder, func.getLoc(), callee, ValueRange{})
+            .getResult(0);
+    contexts[func] = ctx;
+    return ctx;
+  }
+
+  LogicalResult lower(linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics())
+      return op->emitOpError("cannot lower a matmul on tensors to "
+                           "dtensor_rt_matmul; bufferize first");
+    std::string why;
+    FailureOr<MatmulMapping> mapping = matchMatmul(op, why);
+    if (failed(mapping))
+      return op->emitOpError("cannot lower this contraction to "
+                           "dtensor_rt_matmul: ")
+             << why;
+    Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+    Value c = op.getDpsInits()[0];
+    auto typeA = cast<MemRefType>(a.getType());
+    auto typeB = cast<MemRefType>(b.getType());
+    auto typeC = cast<MemRefType>(c.getType());
+    Type element = typeC.getElementType();
+    FailureOr<StringRef> suffix = matmulSuffix(element);
+    if (failed(suffix) || typeA.getElementType() != element ||
+        typeB.getElementType() != element)
+      return op->emitOpError("cannot lower this contraction to "
+                           "dtensor_rt_matmul: element types ")
+             << typeA.getElementType() << ", " << typeB.getElementType()
+             << " -> " << element
+             << " (supported: bf16, f16 or f32, the same for A, B and C)";
+    auto func = op->getParentOfType<func::FuncOp>();
+    if (!func)
+      return op->emitOpError("cannot lower a matmul outside a func.func");
+
+    // Before any view of C is made: those are uses between fill and op.
+    linalg::FillOp fill = findZeroFill(op, c);
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    auto view = [&](Value value, ArrayRef<int64_t> perm) -> Value {
+      if (perm.empty())
+        return value;
+      SmallVector<unsigned> permutation(perm.begin(), perm.end());
+      AffineMap map =
+          AffineMap::getPermutationMap(permutation, builder.getContext());
+      return memref::TransposeOp::create(builder, loc, value,
+                                         AffineMapAttr::get(map));
+    };
+    auto unranked = [&](Value value) -> Value {
+      return memref::CastOp::create(
+          builder, loc, UnrankedMemRefType::get(element, 0), value);
+    };
+    // Several m dims: one, by a collapsed view of A and C.
+    Value viewA = view(a, mapping->permA), viewC = c;
+    if (mapping->numM > 1) {
+      unsigned first = mapping->batched ? 1 : 0;
+      SmallVector<ReassociationIndices> groups;
+      if (mapping->batched)
+        groups.push_back({0});
+      ReassociationIndices m;
+      for (unsigned i = 0; i < mapping->numM; ++i)
+        m.push_back(first + i);
+      groups.push_back(m);
+      groups.push_back({static_cast<int64_t>(first + mapping->numM)});
+      for (Value *operand : {&viewA, &viewC}) {
+        auto type = cast<MemRefType>(operand->getType());
+        if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
+          return op->emitOpError("cannot lower this contraction to "
+                                 "dtensor_rt_matmul: its m dimensions of ")
+                 << (operand == &viewA ? "A" : "C")
+                 << " are not contiguous (" << type << ")";
+        *operand =
+            memref::CollapseShapeOp::create(builder, loc, *operand, groups);
+      }
+    }
+    Value accumulate = arith::ConstantOp::create(
+        builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1));
+    SmallVector<Value> args;
+    if (withContext)
+      args.push_back(context(func));
+    args.push_back(unranked(viewA));
+    args.push_back(unranked(view(b, mapping->permB)));
+    args.push_back(unranked(viewC));
+    args.push_back(accumulate);
+    func::FuncOp callee =
+        declare(func->getParentOfType<ModuleOp>(),
+                (Twine("dtensor_rt_matmul_") + *suffix).str(),
+                TypeRange(ValueRange(args)), {});
+    func::CallOp::create(builder, loc, callee, args);
+    if (fill)
+      fill.erase();
+    op.erase();
+    return success();
+  }
+
+  DenseMap<Operation *, Value> contexts;
+};
+
+} // namespace

@@ -1,0 +1,83 @@
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-device-memory | FileCheck %s
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-device-memory=deallocate=false | FileCheck %s --check-prefix=NOFREE
+// RUN: dtensor-opt %S/Inputs/device-memory-errors.mlir -split-input-file --dtensor-cuda-device-memory -verify-diagnostics -o /dev/null
+
+// Allocations move to the device and are freed after their last use;
+// copies become kernels (linalg.copy); the returned buffer is not freed.
+// CHECK-LABEL: func.func @buffers(
+// CHECK-SAME:      %[[ARG:.*]]: memref<4xf32>, %[[N:.*]]: index)
+// CHECK:         %[[T:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK:         linalg.copy ins(%[[ARG]] : memref<4xf32>) outs(%[[T]] : memref<4xf32>)
+// CHECK:         %[[D:.*]] = gpu.alloc (%[[N]]) : memref<?xf32>
+// CHECK:         %[[R:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK:         linalg.copy ins(%[[T]] : memref<4xf32>) outs(%[[R]] : memref<4xf32>)
+// CHECK-NEXT:    gpu.dealloc %[[T]] : memref<4xf32>
+// CHECK:         scf.for
+// CHECK:           memref.subview %[[D]]
+// CHECK:         }
+// CHECK-NEXT:    gpu.dealloc %[[D]] : memref<?xf32>
+// CHECK-NOT:     gpu.dealloc
+// CHECK:         return %[[R]]
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     memref.copy
+// NOFREE-LABEL: func.func @buffers(
+// NOFREE-NOT:    gpu.dealloc
+// NOFREE:        return
+func.func @buffers(%arg: memref<4xf32>, %n: index) -> memref<4xf32> {
+  %t = memref.alloc() : memref<4xf32>
+  memref.copy %arg, %t : memref<4xf32> to memref<4xf32>
+  %d = memref.alloc(%n) : memref<?xf32>
+  %r = memref.alloc() : memref<4xf32>
+  memref.copy %t, %r : memref<4xf32> to memref<4xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.subview %d[%i] [1] [1] : memref<?xf32> to memref<1xf32, strided<[1], offset: ?>>
+    %zero = arith.constant 0.0 : f32
+    linalg.fill ins(%zero : f32) outs(%v : memref<1xf32, strided<[1], offset: ?>>)
+  }
+  return %r : memref<4xf32>
+}
+
+// -----
+
+// A buffer given to an asynchronous collective lives until its wait; an
+// existing memref.dealloc becomes gpu.dealloc.
+// CHECK-LABEL: func.func @async_input(
+// CHECK:         %[[IN:.*]] = gpu.alloc () : memref<8xf32>
+// CHECK:         %[[H:.*]] = call @dtensor_rt_start_all_reduce_f32(
+// CHECK:         %[[OTHER:.*]] = gpu.alloc () : memref<8xf32>
+// CHECK-NEXT:    gpu.dealloc %[[OTHER]] : memref<8xf32>
+// CHECK-NEXT:    call @dtensor_rt_wait(%[[H]])
+// CHECK-NEXT:    gpu.dealloc %[[IN]] : memref<8xf32>
+// CHECK-NOT:     memref.dealloc
+func.func private @dtensor_rt_start_all_reduce_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+func.func private @dtensor_rt_wait(i64)
+func.func @async_input(%x: memref<8xf32>, %out: memref<8xf32>) {
+  %in = memref.alloc() : memref<8xf32>
+  memref.copy %x, %in : memref<8xf32> to memref<8xf32>
+  %u = memref.cast %in : memref<8xf32> to memref<*xf32>
+  %o = memref.cast %out : memref<8xf32> to memref<*xf32>
+  %c0 = arith.constant 0 : i64
+  %h = call @dtensor_rt_start_all_reduce_f32(%u, %o, %c0, %c0, %c0) : (memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+  %other = memref.alloc() : memref<8xf32>
+  memref.dealloc %other : memref<8xf32>
+  call @dtensor_rt_wait(%h) : (i64) -> ()
+  return
+}
+
+// -----
+
+// A constant that only runtime calls read stays a host global (a permute's
+// perm).
+// CHECK-LABEL: func.func @perm_constant(
+// CHECK:         memref.get_global @perm
+memref.global "private" constant @perm : memref<2xi64> = dense<[1, 0]>
+func.func private @dtensor_rt_permute_f32(memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>)
+func.func @perm_constant(%x: memref<*xf32>, %y: memref<*xf32>) {
+  %p = memref.get_global @perm : memref<2xi64>
+  %u = memref.cast %p : memref<2xi64> to memref<*xi64>
+  %c0 = arith.constant 0 : i64
+  call @dtensor_rt_permute_f32(%x, %y, %c0, %c0, %u) : (memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+  return
+}

@@ -1,0 +1,196 @@
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu | FileCheck %s
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu=vector-bytes=0 | FileCheck %s --check-prefix=SCALAR
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu --convert-parallel-loops-to-gpu | FileCheck %s --check-prefix=LAUNCH
+// RUN: dtensor-opt %S/Inputs/map-to-gpu-errors.mlir -split-input-file --dtensor-cuda-map-to-gpu -verify-diagnostics -o /dev/null
+
+// A 2-D elementwise op on dense f32 buffers: viewed as 1-D, one thread per
+// 16 bytes (4 lanes, 32 threads for 128 elements), tiled by 256 threads,
+// tiles on block x, threads on thread x.
+// CHECK-LABEL: func.func @elementwise_2d(
+// CHECK-DAG:     %[[X:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<8x16xf32> into memref<128xf32>
+// CHECK-DAG:     %[[Y:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<8x16xf32> into memref<128xf32>
+// CHECK-DAG:     %[[N:.*]] = arith.constant 32 : index
+// CHECK:         scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%[[N]]) step (%{{.*}}) {
+// CHECK:           scf.parallel (%[[T:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK:             scf.if
+// CHECK:               %[[I:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:               %[[V:.*]] = vector.load %[[X]][%[[I]]] {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
+// CHECK:               %[[E:.*]] = math.exp %[[V]] : vector<4xf32>
+// CHECK:               vector.store %[[E]], %[[Y]][%[[I]]] {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// CHECK-NOT:     linalg.
+// With vector-bytes=0: one thread per element of the flattened nest.
+// SCALAR-LABEL: func.func @elementwise_2d(
+// SCALAR:         scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// SCALAR:           scf.parallel (%[[T:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// SCALAR:             scf.if
+// SCALAR:               arith.remsi
+// SCALAR:               arith.divsi
+// SCALAR:               memref.load
+// SCALAR:               math.exp
+// SCALAR:           } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// SCALAR:         } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// SCALAR-NOT:     vector.
+// LAUNCH-LABEL: func.func @elementwise_2d(
+// LAUNCH:        gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %[[C1:.*]], {{.*}} = %[[C1]]) threads({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %[[C1]], {{.*}} = %[[C1]])
+func.func @elementwise_2d(%x: memref<8x16xf32>, %y: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x16xf32>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// Mixed widths: the widest type (f32) sets 4 lanes, the bf16 input moves 8
+// bytes; scalars and constants are broadcast.
+// CHECK-LABEL: func.func @widen(
+// CHECK-SAME:      %[[X:.*]]: memref<64xbf16>, %[[S:.*]]: f32, %[[Y:.*]]: memref<64xf32>)
+// CHECK:         vector.load %[[X]][%{{.*}}] {alignment = 8 : i64} : memref<64xbf16>, vector<4xbf16>
+// CHECK:         vector.broadcast %[[S]] : f32 to vector<4xf32>
+// CHECK:         arith.extf %{{.*}} : vector<4xbf16> to vector<4xf32>
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:         vector.broadcast %{{.*}} : f32 to vector<4xf32>
+// CHECK:         arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:         vector.store %{{.*}}, %[[Y]][%{{.*}}] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+func.func @widen(%x: memref<64xbf16>, %s: f32, %y: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x, %s : memref<64xbf16>, f32) outs(%y : memref<64xf32>) {
+  ^bb0(%a: bf16, %c: f32, %b: f32):
+    %e = arith.extf %a : bf16 to f32
+    %one = arith.constant 1.0 : f32
+    %m = arith.mulf %e, %c : f32
+    %r = arith.addf %m, %one : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Operands over the trailing loop dims (a bias) are read as vectors at
+// flat % row, over the leading dims (a per-row scale) as one scalar at
+// flat / row, broadcast.
+// CHECK-LABEL: func.func @bias_scale_relu(
+// CHECK-SAME:      %{{.*}}: memref<8x16xf32>, %[[B:.*]]: memref<16xf32>, %[[R:.*]]: memref<8xf32>, %{{.*}}: memref<8x16xf32>)
+// CHECK:         scf.if
+// CHECK:         %[[I:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:         %[[X:.*]] = vector.load %{{.*}}[%[[I]]] {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
+// CHECK:         %[[C16:.*]] = arith.constant 16 : index
+// CHECK:         %[[J:.*]] = arith.remui %[[I]], %[[C16]] : index
+// CHECK:         %[[BV:.*]] = vector.load %[[B]][%[[J]]] {alignment = 16 : i64} : memref<16xf32>, vector<4xf32>
+// CHECK:         %[[ROW:.*]] = arith.divui %[[I]], %{{.*}} : index
+// CHECK:         %[[S:.*]] = memref.load %[[R]][%[[ROW]]] : memref<8xf32>
+// CHECK:         %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<4xf32>
+// CHECK:         %[[T:.*]] = arith.addf %[[X]], %[[BV]] : vector<4xf32>
+// CHECK:         arith.mulf %[[T]], %[[SV]] : vector<4xf32>
+// CHECK:         arith.maximumf
+// CHECK:         vector.store
+func.func @bias_scale_relu(%x: memref<8x16xf32>, %b: memref<16xf32>, %r: memref<8xf32>, %y: memref<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b, %r : memref<8x16xf32>, memref<16xf32>, memref<8xf32>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %s: f32, %o: f32):
+    %t = arith.addf %a, %c : f32
+    %u = arith.mulf %t, %s : f32
+    %v = arith.maximumf %u, %zero : f32
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+// Scalar accesses where vectors do not fit: rows (6) that a chunk of 4
+// lanes would cross, a size that is not a multiple of the lanes, a strided
+// view, a transposed read.
+// CHECK-LABEL: func.func @not_vectorized(
+// CHECK-NOT:     vector.
+// CHECK:         return
+func.func @not_vectorized(%x: memref<8x6xf32>, %b: memref<6xf32>, %y: memref<8x6xf32>,
+                          %odd: memref<7xf32>, %v: memref<4x4xf32, strided<[8, 1]>>,
+                          %t: memref<4x4xf32>, %u: memref<4x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : memref<8x6xf32>, memref<6xf32>) outs(%y : memref<8x6xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  }
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%odd : memref<7xf32>)
+  linalg.fill ins(%one : f32) outs(%v : memref<4x4xf32, strided<[8, 1]>>)
+  linalg.transpose ins(%t : memref<4x4xf32>) outs(%u : memref<4x4xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A row reduction: a thread per row, the reduction a loop in the thread.
+// The number of rows is dynamic (an uneven shard may have none): the kernel
+// is guarded, a launch of zero blocks is a CUDA error.
+// CHECK-LABEL: func.func @row_sum(
+// CHECK:         %[[NONEMPTY:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : index
+// CHECK:         scf.if %[[NONEMPTY]] {
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.if
+// CHECK:               scf.for
+// CHECK:                 arith.addf
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+func.func @row_sum(%x: memref<?x64xf32>, %r: memref<?xf32>) {
+  linalg.reduce ins(%x : memref<?x64xf32>) outs(%r : memref<?xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// No parallel dimension (a full reduction, a 0-d op): still a kernel, a
+// one-iteration parallel loop around it.
+// CHECK-LABEL: func.func @full_sum(
+// CHECK-NOT:     scf.if
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.for
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// LAUNCH-LABEL: func.func @row_sum(
+// LAUNCH:        scf.if
+// LAUNCH-NOT:      }
+// LAUNCH:          gpu.launch
+// LAUNCH-LABEL: func.func @full_sum(
+// LAUNCH:        gpu.launch
+// LAUNCH-NOT:    memref.load
+// LAUNCH:        scf.for
+// LAUNCH:          memref.load
+func.func @full_sum(%x: memref<64xf32>, %r: memref<f32>) {
+  linalg.reduce ins(%x : memref<64xf32>) outs(%r : memref<f32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @block_size(
+// CHECK:         %[[BS:.*]] = arith.constant 256 : index
+// CHECK:         %[[STEP:.*]] = arith.muli %{{.*}}, %[[BS]] : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%[[STEP]])
+func.func @block_size(%y: memref<1000xbf16>) {
+  %one = arith.constant 1.0 : bf16
+  linalg.fill ins(%one : bf16) outs(%y : memref<1000xbf16>)
+  return
+}

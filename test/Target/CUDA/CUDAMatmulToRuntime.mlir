@@ -1,0 +1,193 @@
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-matmul-to-runtime | FileCheck %s
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-matmul-to-runtime=with-context=false | FileCheck %s --check-prefix=NOCTX
+// RUN: dtensor-opt %S/Inputs/matmul-errors.mlir -split-input-file --dtensor-cuda-matmul-to-runtime -verify-diagnostics -o /dev/null
+
+// A zero fill that only the matmul sees folds into the call (accumulate=0);
+// the context is fetched once per function.
+// CHECK-LABEL: func.func @fill_matmul_f32(
+// CHECK-SAME:      %[[A:.*]]: memref<8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[C:.*]]: memref<8x32xf32>)
+// CHECK:         %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[UA:.*]] = memref.cast %[[A]] : memref<8x16xf32> to memref<*xf32>
+// CHECK-DAG:     %[[UB:.*]] = memref.cast %[[B]] : memref<16x32xf32> to memref<*xf32>
+// CHECK-DAG:     %[[UC:.*]] = memref.cast %[[C]] : memref<8x32xf32> to memref<*xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(%[[CTX]], %[[UA]], %[[UB]], %[[UC]], %[[ZERO]])
+// CHECK-NOT:     linalg.matmul
+// CHECK-NOT:     dtensor_rt_context
+// CHECK:         call @dtensor_rt_matmul_f32(%[[CTX]], {{.*}}) :
+// CHECK:         return
+// CHECK:       func.func private @dtensor_rt_context() -> !llvm.ptr
+// CHECK:       func.func private @dtensor_rt_matmul_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64)
+// NOCTX-LABEL: func.func @fill_matmul_f32(
+// NOCTX-NOT:     dtensor_rt_context
+// NOCTX:         call @dtensor_rt_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
+// NOCTX:       func.func private @dtensor_rt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64)
+func.func @fill_matmul_f32(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  return
+}
+
+// -----
+
+// Without a fill, and with a fill that is read before the matmul or is not
+// zero: C += A·B, the fill stays.
+// CHECK-LABEL: func.func @accumulate(
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         call @dtensor_rt_matmul_f32({{.*}}, %[[ONE]])
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[C1:.*]] : memref<4x4xf32>)
+// CHECK:         linalg.copy ins(%[[C1]] : memref<4x4xf32>)
+// CHECK:         %[[ONE1:.*]] = arith.constant 1 : i64
+// CHECK:         call @dtensor_rt_matmul_f32({{.*}}, %[[ONE1]])
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<4x4xf32>)
+// CHECK:         %[[ONE2:.*]] = arith.constant 1 : i64
+// CHECK:         call @dtensor_rt_matmul_f32({{.*}}, %[[ONE2]])
+func.func @accumulate(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>, %d: memref<4x4xf32>, %e: memref<4x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%d : memref<4x4xf32>)
+  linalg.copy ins(%d : memref<4x4xf32>) outs(%a : memref<4x4xf32>)
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%e : memref<4x4xf32>)
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%e : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+// A fill through a view of C that is used in between keeps the fill.
+// CHECK-LABEL: func.func @fill_then_view_use(
+// CHECK:         linalg.fill
+// CHECK:         memref.subview
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         call @dtensor_rt_matmul_f32({{.*}}, %[[ONE]])
+func.func @fill_then_view_use(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>, %x: memref<2x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x4xf32>)
+  %v = memref.subview %c[0, 0] [2, 2] [1, 1] : memref<4x4xf32> to memref<2x2xf32, strided<[4, 1]>>
+  linalg.copy ins(%v : memref<2x2xf32, strided<[4, 1]>>) outs(%x : memref<2x2xf32>)
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+// Transposed operands are passed as strided views.
+// CHECK-LABEL: func.func @transposed_a_bf16(
+// CHECK-SAME:      %[[A:.*]]: memref<16x8xbf16>
+// CHECK:         %[[T:.*]] = memref.transpose %[[A]] (d0, d1) -> (d1, d0) : memref<16x8xbf16> to memref<8x16xbf16, strided<[1, 8]>>
+// CHECK:         %[[UA:.*]] = memref.cast %[[T]] : memref<8x16xbf16, strided<[1, 8]>> to memref<*xbf16>
+// CHECK:         call @dtensor_rt_matmul_bf16(%{{.*}}, %[[UA]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64) -> ()
+func.func @transposed_a_bf16(%a: memref<16x8xbf16>, %b: memref<16x32xbf16>, %c: memref<8x32xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%c : memref<8x32xbf16>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%a, %b : memref<16x8xbf16>, memref<16x32xbf16>) outs(%c : memref<8x32xbf16>)
+  return
+}
+
+// -----
+
+// A generic that is a matmul with B transposed (x @ w^T, the nn.Linear form).
+// CHECK-LABEL: func.func @generic_linear_f16(
+// CHECK-SAME:      %[[X:.*]]: memref<?x64xf16>, %[[W:.*]]: memref<128x64xf16>
+// CHECK:         %[[T:.*]] = memref.transpose %[[W]] (d0, d1) -> (d1, d0)
+// CHECK:         %[[UW:.*]] = memref.cast %[[T]]
+// CHECK:         call @dtensor_rt_matmul_f16(%{{.*}}, %{{.*}}, %[[UW]], %{{.*}}, %{{.*}})
+// CHECK-NOT:     linalg.generic
+func.func @generic_linear_f16(%x: memref<?x64xf16>, %w: memref<128x64xf16>, %y: memref<?x128xf16>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf16>, memref<128x64xf16>) outs(%y : memref<?x128xf16>) {
+  ^bb0(%l: f16, %r: f16, %acc: f16):
+    %p = arith.mulf %l, %r : f16
+    %s = arith.addf %acc, %p : f16
+    linalg.yield %s : f16
+  }
+  return
+}
+
+// -----
+
+// nn.Linear on [batch, seq, hidden] activations: two m dims, collapsed into
+// one in A and C; B (the weight, [out, in]) transposed.
+// CHECK-LABEL: func.func @linear_3d(
+// CHECK-SAME:      %[[X:.*]]: memref<2x16x32xf32>, %[[W:.*]]: memref<64x32xf32>, %[[Y:.*]]: memref<2x16x64xf32>)
+// CHECK-DAG:     %[[XC:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<2x16x32xf32> into memref<32x32xf32>
+// CHECK-DAG:     %[[YC:.*]] = memref.collapse_shape %[[Y]] {{\[}}[0, 1], [2]] : memref<2x16x64xf32> into memref<32x64xf32>
+// CHECK-DAG:     %[[WT:.*]] = memref.transpose %[[W]] (d0, d1) -> (d1, d0)
+// CHECK-DAG:     %[[UX:.*]] = memref.cast %[[XC]] : memref<32x32xf32> to memref<*xf32>
+// CHECK-DAG:     %[[UW:.*]] = memref.cast %[[WT]]
+// CHECK-DAG:     %[[UY:.*]] = memref.cast %[[YC]] : memref<32x64xf32> to memref<*xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %[[UX]], %[[UW]], %[[UY]], %{{.*}})
+func.func @linear_3d(%x: memref<2x16x32xf32>, %w: memref<64x32xf32>, %y: memref<2x16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x16x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>, affine_map<(b, s, n, k) -> (n, k)>, affine_map<(b, s, n, k) -> (b, s, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x16x32xf32>, memref<64x32xf32>) outs(%y : memref<2x16x64xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// B shared by every batch: the batch is one more m dimension, one matmul.
+// CHECK-LABEL: func.func @broadcast_b(
+// CHECK:         memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<2x4x8xf32> into memref<8x8xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(
+func.func @broadcast_b(%a: memref<2x4x8xf32>, %b: memref<8x6xf32>, %c: memref<2x4x6xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+    ins(%a, %b : memref<2x4x8xf32>, memref<8x6xf32>) outs(%c : memref<2x4x6xf32>)
+  return
+}
+
+// -----
+
+// Batched, rank 3, inside a loop; a zero fill in the loop body folds in.
+// CHECK-LABEL: func.func @batched_in_loop(
+// CHECK:         scf.for
+// CHECK-NOT:       linalg.fill
+// CHECK:           %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:           call @dtensor_rt_matmul_f32({{.*}}, %[[ZERO]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
+func.func @batched_in_loop(%a: memref<2x4x8xf32>, %b: memref<2x8x4xf32>, %c: memref<2x4x4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    linalg.fill ins(%zero : f32) outs(%c : memref<2x4x4xf32>)
+    linalg.batch_matmul ins(%a, %b : memref<2x4x8xf32>, memref<2x8x4xf32>) outs(%c : memref<2x4x4xf32>)
+  }
+  return
+}
+
+// -----
+
+// Not contractions: left for the kernel path.
+// CHECK-LABEL: func.func @not_matmuls(
+// CHECK:         linalg.generic
+// CHECK:         linalg.reduce
+// CHECK-NOT:     dtensor_rt_matmul
+func.func @not_matmuls(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %r: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x4xf32>) outs(%b : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %x : f32
+    linalg.yield %m : f32
+  }
+  linalg.reduce ins(%a : memref<4x4xf32>) outs(%r : memref<4xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
