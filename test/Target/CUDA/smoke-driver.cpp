@@ -130,8 +130,18 @@ float fromBF16(uint16_t h) {
 }
 } // namespace
 
+// The project's runtime (libdtensor_runtime_cuda) is initialised like any
+// rank (here a single process, rank 0 of 1); the test shim has no init.
+extern "C" int dtensor_rt_init(const char *, int *, char ***)
+    __attribute__((weak));
+extern "C" void dtensor_rt_finalize(void) __attribute__((weak));
+
 int main(int argc, char **argv) {
   double tolerance = argc > 1 ? std::atof(argv[1]) : 1e-3;
+  if (dtensor_rt_init && dtensor_rt_init("nccl", &argc, &argv) != 0) {
+    std::fprintf(stderr, "smoke: dtensor_rt_init failed\n");
+    return 1;
+  }
   // The compiled module loaded its kernels at library load (mgpuModuleLoad
   // in a global constructor), on the current device's primary context; use
   // the same context here.
@@ -261,5 +271,7 @@ int main(int argc, char **argv) {
   }
 
   std::printf("smoke: %s\n", ok ? "all passed" : "MISMATCH");
+  if (dtensor_rt_finalize)
+    dtensor_rt_finalize();
   return ok ? 0 : 1;
 }
