@@ -54,6 +54,43 @@ static bool isRecreatable(Value value) {
   return false;
 }
 
+/// True if `layout` is one the layout ops reject on `type` (LAYOUT5, a
+/// sharded dynamic dim; LAYOUT6, a Partial reduction the element type has
+/// none of): strategies that would write one are not candidates.
+static bool isUnsupportedLayout(LayoutAttr layout, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!layout || !tensor)
+    return false;
+  for (PlacementAttr placement : layout.getPlacements()) {
+    if (placement.isShard() && placement.getDim() < tensor.getRank() &&
+        tensor.isDynamicDim(placement.getDim()))
+      return true;
+    if (placement.isPartial() &&
+        !partialAllowsElementType(placement.getReduce(),
+                                  tensor.getElementType()))
+      return true;
+  }
+  return false;
+}
+
+/// The strategies of `op` under `spec` that every operand and result
+/// type supports.
+static SmallVector<ShardingStrategy>
+supportedStrategies(Operation *op, const ShardingSpec &spec, MeshOp mesh) {
+  SmallVector<ShardingStrategy> strategies = enumerateStrategies(spec, mesh);
+  llvm::erase_if(strategies, [&](const ShardingStrategy &strategy) {
+    for (auto [operand, layout] :
+         llvm::zip(op->getOperands(), strategy.operands))
+      if (isUnsupportedLayout(layout, operand.getType()))
+        return true;
+    for (auto [result, layout] : llvm::zip(op->getResults(), strategy.results))
+      if (isUnsupportedLayout(layout, result.getType()))
+        return true;
+    return false;
+  });
+  return strategies;
+}
+
 namespace {
 
 class Propagator {
@@ -157,7 +194,7 @@ ArrayRef<ShardingStrategy> Propagator::strategiesOf(Operation *op) {
   SmallVector<ShardingStrategy> strategies;
   FailureOr<ShardingSpec> spec = getShardingSpec(op, nullptr);
   if (succeeded(spec) && !spec->isCreation)
-    strategies = enumerateStrategies(*spec, mesh);
+    strategies = supportedStrategies(op, *spec, mesh);
   return userStrategies[op] = std::move(strategies);
 }
 
@@ -344,7 +381,8 @@ LogicalResult Propagator::visitOp(Operation *op) {
     return success();
   }
 
-  SmallVector<ShardingStrategy> strategies = enumerateStrategies(*spec, mesh);
+  SmallVector<ShardingStrategy> strategies =
+      supportedStrategies(op, *spec, mesh);
   // Known layouts change from op to op: so does the lookahead.
   lookahead.clear();
   const ShardingStrategy *best = nullptr;
