@@ -217,6 +217,8 @@ def run_checker(checker, path, timeout):
         proc = subprocess.run([checker, path] + PIPELINES,
                               capture_output=True, text=True,
                               timeout=timeout)
+    except OSError as e:
+        sys.exit("cannot run %s: %s" % (checker, e))
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (
             e.stdout or "")
@@ -275,6 +277,9 @@ def run_differential(runner, path, text, timeout):
                               timeout=timeout + 30)
     except subprocess.TimeoutExpired:
         return ("diff-hang", "dtensor-run -n %d" % n, "")
+    except OSError as e:
+        # The runner is being rebuilt: not the mutant's fault.
+        return ("diff-error", "dtensor-run -n %d" % n, str(e))
     tail = (proc.stdout + proc.stderr)[-2000:]
     if proc.returncode == 0:
         return ("diff-ok", "dtensor-run -n %d" % n, "")
