@@ -22,7 +22,11 @@ while [ $# -gt 0 ]; do
 done
 BUILD_DIR=${BUILD_DIR:-build}
 cmake --build "$BUILD_DIR" --target dtensor-fuzz-check dtensor-run >/dev/null
-exec nice -n 19 python3 scripts/fuzz/dtensor_fuzz.py --seed "$seed" \
+# A private copy of the checker: a rebuild during the run must not swap it.
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+cp "$BUILD_DIR/bin/dtensor-fuzz-check" "$bin/"
+nice -n 19 python3 scripts/fuzz/dtensor_fuzz.py --seed "$seed" \
   --seconds "$((minutes * 60))" --out "$out" \
-  --checker "$BUILD_DIR/bin/dtensor-fuzz-check" \
+  --checker "$bin/dtensor-fuzz-check" \
   --runner "$BUILD_DIR/bin/dtensor-run" "${extra[@]}"

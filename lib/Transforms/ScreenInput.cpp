@@ -13,6 +13,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::dtensor {
@@ -123,6 +124,15 @@ LogicalResult mlir::dtensor::screenInput(Operation *root) {
       failedAny = true;
   });
   return failure(failedAny);
+}
+
+OwningOpRef<ModuleOp> mlir::dtensor::parseAndScreen(llvm::SourceMgr &sourceMgr,
+                                                   MLIRContext *context) {
+  ParserConfig config(context, /*verifyAfterParse=*/false);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module || failed(screenInput(*module)) || failed(verify(*module)))
+    return {};
+  return module;
 }
 
 namespace {

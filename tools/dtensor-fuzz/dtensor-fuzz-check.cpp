@@ -105,11 +105,9 @@ int main(int argc, char **argv) {
   }
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  ParserConfig config(&context, /*verifyAfterParse=*/false);
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, config);
-  if (!module || failed(dtensor::screenInput(*module)) ||
-      failed(verify(*module))) {
+      dtensor::parseAndScreen(sourceMgr, &context);
+  if (!module) {
     llvm::outs() << "PIPELINE parse\nDIAGNOSTIC " << errors.message << "\n";
     return 0;
   }

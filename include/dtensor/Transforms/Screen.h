@@ -12,13 +12,25 @@
 #ifndef DTENSOR_TRANSFORMS_SCREEN_H
 #define DTENSOR_TRANSFORMS_SCREEN_H
 
-#include "mlir/IR/Operation.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
 
 namespace mlir::dtensor {
 
 /// Emits a diagnostic on every op under `root` (inclusive) that is screened
 /// out; fails if there was any. Safe on IR that has not been verified.
 LogicalResult screenInput(Operation *root);
+
+/// Parses the main buffer of `sourceMgr` without verifying, screens it and
+/// verifies it: what a driver calls instead of parseSourceFile<ModuleOp>
+/// (which verifies first and crashes on screened input). Null after a
+/// diagnostic.
+OwningOpRef<ModuleOp> parseAndScreen(llvm::SourceMgr &sourceMgr,
+                                     MLIRContext *context);
 
 } // namespace mlir::dtensor
 
