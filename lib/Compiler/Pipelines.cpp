@@ -19,6 +19,9 @@ using namespace mlir::dtensor;
 
 void mlir::dtensor::buildSPMDPipeline(OpPassManager &pm,
                                       const SPMDPipelineOptions &options) {
+  // Resource limits before any work proportional to the sizes (the input
+  // was verified when it was parsed).
+  pm.addPass(createScreenInputPass({/*verify=*/false}));
   pm.addPass(createPropagateLayoutsPass({options.hardware}));
   pm.addPass(createPlanRedistributionsPass({options.hardware}));
   pm.addPass(createPartitionPass());
@@ -139,7 +142,7 @@ void mlir::dtensor::registerPipelines() {
   PassPipelineRegistration<SPMDPipelineCLOptions>(
       "dtensor-spmd",
       "global view with placement requests -> per-rank program "
-      "(propagate, plan, partition, canonicalize, cse)",
+      "(screen, propagate, plan, partition, canonicalize, cse)",
       [](OpPassManager &pm, const SPMDPipelineCLOptions &cl) {
         SPMDPipelineOptions options;
         options.hardware = cl.hardware;
