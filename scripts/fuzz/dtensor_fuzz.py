@@ -48,6 +48,9 @@ PIPELINES = [
     "async-collectives,bucket-collectives,reorder-compute-for-overlap,"
     "sink-waits,raise-comms})",
     "builtin.module(dtensor-decompose-fused,dtensor-cpu-lowering)",
+    "builtin.module(dtensor-split-matmul-all-reduce{force=true chunks=4},"
+    "dtensor-fuse-collective-matmul{force=true},dtensor-decompose-fused,"
+    "dtensor-specialize-rank{rank=3},canonicalize,dtensor-cpu-lowering)",
 ]
 
 BUG_CLASSES = ("invalid-ir", "crash", "hang", "wrong-result", "diff-crash",
