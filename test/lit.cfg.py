@@ -31,3 +31,15 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.dtensor_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dtensor-opt", "dtensor-run"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# The CUDA runtime (test/Target/CUDA): "cuda-runtime" when it is built,
+# "cuda-driver" when libcuda.so.1 can be loaded (a GPU machine). CI has no
+# driver and checks the library's exports and the no-device error.
+if getattr(config, "dtensor_enable_cuda", False):
+    config.available_features.add("cuda-runtime")
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        config.available_features.add("cuda-driver")
+    except OSError:
+        pass

@@ -91,4 +91,47 @@ def DTensor_LayoutAttr : DTensor_Attr<"Layout", "layout"> {
   }];
 }
 
+def DTensor_TargetAttr : DTensor_Attr<"Target", "target"> {
+  let summary = "what a module is compiled for: a backend and its hardware";
+  let description = [{
+    `#dtensor.target<cuda, "h200">` on a module (as its `dtensor.target`
+    attribute) says which backend the per-rank program is lowered for and
+    which hardware the cost model describes when passes plan, fuse and
+    schedule. Every pass that needs hardware or backend facts reads it; a
+    module without one is compiled for the default target
+    `#dtensor.target<cpu, "h200">` (CPU ranks over MPI, planned as for an
+    H200, the vehicle that checks numerics of GPU programs everywhere).
+
+    Optional fields, written after the hardware as `key = "value"`:
+    - `chip`: the GPU architecture to emit code for (`"sm_90"`); CUDA only;
+      default: the hardware's (`sm_90` for h100 and h200).
+    - `hardware_file`: a JSON hardware description overriding fields of the
+      preset (docs/cost-model.md).
+    - `cost_table`: a JSON table of per-op costs in microseconds that takes
+      precedence over the cost model.
+
+    Tools set it with `--target=<backend>[:<hardware>]` (`cuda:h100`,
+    `cpu`), the API with `PipelineOptions::target`.
+
+    Constraints:
+    1. `TG1`: the backend is `cpu` or `cuda`.
+    2. `TG2`: the hardware preset is `h100`, `h200` or `cpu`.
+    3. `TG3`: `chip` is given only for `cuda`, in the form `sm_<digits>`.
+    4. `TG4`: `dtensor.target` is a `#dtensor.target` attribute on a
+       `builtin.module`.
+  }];
+  let parameters = (ins
+      StringRefParameter<"backend">:$backend,
+      StringRefParameter<"hardware preset">:$hardware,
+      StringRefParameter<"GPU architecture", "\"\"">:$chip,
+      StringRefParameter<"hardware description file", "\"\"">:$hardwareFile,
+      StringRefParameter<"per-op cost table file", "\"\"">:$costTable);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The chip to emit code for: `chip`, or the hardware's default.
+    ::llvm::StringRef getChipOrDefault() const;
+  }];
+}
+
 #endif // DTENSOR_ATTRS_TD

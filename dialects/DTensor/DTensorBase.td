@@ -53,6 +53,11 @@ def DTensor_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The module attribute that holds a `#dtensor.target`.
+    static constexpr ::llvm::StringLiteral kTargetAttrName = "dtensor.target";
+  }];
 }
 
 def DTensor_ReduceKind : I32EnumAttr<"ReduceKind",

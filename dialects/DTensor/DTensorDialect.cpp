@@ -195,3 +195,104 @@ bool LayoutAttr::isFullyReplicated() const {
   return llvm::all_of(getPlacements(),
                       [](PlacementAttr p) { return p.isReplicate(); });
 }
+
+//===----------------------------------------------------------------------===//
+// TargetAttr
+//===----------------------------------------------------------------------===//
+
+static constexpr llvm::StringLiteral kBackends[] = {"cpu", "cuda"};
+static constexpr llvm::StringLiteral kHardwarePresets[] = {"h100", "h200",
+                                                           "cpu"};
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef backend, StringRef hardware,
+                                 StringRef chip, StringRef hardwareFile,
+                                 StringRef costTable) {
+  if (!llvm::is_contained(kBackends, backend))
+    return emitError() << "[TG1] unknown backend '" << backend
+                       << "' (expected cpu or cuda)";
+  if (!llvm::is_contained(kHardwarePresets, hardware))
+    return emitError() << "[TG2] unknown hardware preset '" << hardware
+                       << "' (expected h100, h200 or cpu)";
+  if (!chip.empty()) {
+    if (backend != "cuda")
+      return emitError() << "[TG3] 'chip' is only for the cuda backend";
+    StringRef digits = chip;
+    if (!digits.consume_front("sm_") || digits.empty() ||
+        !llvm::all_of(digits, llvm::isDigit))
+      return emitError() << "[TG3] chip '" << chip
+                         << "' is not of the form sm_<digits>";
+  }
+  return success();
+}
+
+StringRef TargetAttr::getChipOrDefault() const {
+  if (!getChip().empty())
+    return getChip();
+  // Both Hopper presets; the CPU preset plans only.
+  return "sm_90";
+}
+
+Attribute TargetAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef backend;
+  std::string hardware;
+  if (parser.parseLess() || parser.parseKeyword(&backend) ||
+      parser.parseComma() || parser.parseString(&hardware))
+    return {};
+  std::string fields[3];
+  static constexpr llvm::StringLiteral kKeys[] = {"chip", "hardware_file",
+                                                  "cost_table"};
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key))
+      return {};
+    const auto *it = llvm::find(kKeys, key);
+    if (it == std::end(kKeys)) {
+      parser.emitError(keyLoc)
+          << "unknown target field '" << key
+          << "' (expected chip, hardware_file or cost_table)";
+      return {};
+    }
+    std::string &field = fields[it - std::begin(kKeys)];
+    if (!field.empty()) {
+      parser.emitError(keyLoc) << "target field '" << key << "' given twice";
+      return {};
+    }
+    if (parser.parseEqual() || parser.parseString(&field))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), backend, hardware, fields[0],
+                    fields[1], fields[2]);
+}
+
+void TargetAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getBackend() << ", \"" << getHardware() << "\"";
+  auto printField = [&](StringRef key, StringRef value) {
+    if (!value.empty()) {
+      printer << ", " << key << " = ";
+      printer.printString(value);
+    }
+  };
+  printField("chip", getChip());
+  printField("hardware_file", getHardwareFile());
+  printField("cost_table", getCostTable());
+  printer << ">";
+}
+
+LogicalResult DTensorDialect::verifyOperationAttribute(Operation *op,
+                                                       NamedAttribute attr) {
+  if (attr.getName() != kTargetAttrName)
+    return success();
+  if (!isa<ModuleOp>(op))
+    return op->emitError() << "[TG4] '" << kTargetAttrName
+                           << "' belongs on a builtin.module";
+  if (!isa<TargetAttr>(attr.getValue()))
+    return op->emitError() << "[TG4] '" << kTargetAttrName
+                           << "' must be a #dtensor.target attribute";
+  return success();
+}

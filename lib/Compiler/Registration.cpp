@@ -2,6 +2,9 @@
 
 #include "dtensor/Compiler/Registration.h"
 #include "dtensor/Compiler/Pipelines.h"
+#ifdef DTENSOR_HAS_CPU_TARGET
+#include "dtensor/Target/CPU/CPUTarget.h"
+#endif
 
 #include "DTensor/DTensor.h"
 #include "dtensor/Transforms/Passes.h"
@@ -46,8 +49,15 @@ void mlir::dtensor::registerDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
+void mlir::dtensor::registerTargets() {
+#ifdef DTENSOR_HAS_CPU_TARGET
+  registerCPUTarget();
+#endif
+}
+
 void mlir::dtensor::registerPasses() {
   registerDTensorPasses();
+  registerTargets();
   registerPipelines();
   registerCanonicalizerPass();
   registerCSEPass();

@@ -30,16 +30,6 @@ using namespace mlir::dtensor;
 
 static constexpr llvm::StringLiteral kSignaturesAttrName = "dtensor.signatures";
 
-std::optional<Stage> mlir::dtensor::parseStage(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<Stage>>(name)
-      .Case("global", Stage::Global)
-      .Case("propagated", Stage::Propagated)
-      .Case("planned", Stage::Planned)
-      .Case("per-rank", Stage::PerRank)
-      .Case("llvm", Stage::LLVM)
-      .Default(std::nullopt);
-}
-
 struct Session::Impl {
   Impl() : context(makeRegistry()) { context.loadAllAvailableDialects(); }
 
@@ -137,25 +127,22 @@ static void recordSignatures(ModuleOp module) {
 }
 
 LogicalResult Session::lower(ModuleOp module, Stage to,
-                             const CompileOptions &options, Stage from) {
-  PassManager pm(&impl->context);
-  if (from < Stage::Propagated && to >= Stage::Propagated)
-    pm.addPass(createPropagateLayoutsPass({options.hardware}));
-  if (from < Stage::Planned && to >= Stage::Planned)
-    pm.addPass(createPlanRedistributionsPass({options.hardware}));
-  if (from < Stage::PerRank && to >= Stage::PerRank) {
-    pm.addPass(createPartitionPass());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-  }
-  if (failed(pm.run(module)))
+                             const PipelineOptions &options, Stage from) {
+  // Signatures are read at the scheduled stage, before lowering erases them.
+  Stage first = to == Stage::LLVM && from < Stage::LLVM ? Stage::Scheduled : to;
+  auto run = [&](Stage begin, Stage end) {
+    PassManager pm(&impl->context);
+    std::string error;
+    if (failed(buildPipeline(pm, begin, end, options, &error)))
+      return LogicalResult(emitError(module.getLoc()) << error);
+    return pm.run(module);
+  };
+  if (failed(run(from, first)))
     return failure();
-  if (to < Stage::LLVM)
+  if (first == to)
     return success();
   recordSignatures(module);
-  PassManager lowering(&impl->context);
-  buildCPULoweringPipeline(lowering);
-  return lowering.run(module);
+  return run(Stage::Scheduled, Stage::LLVM);
 }
 
 LogicalResult Session::runPipeline(ModuleOp module, llvm::StringRef pipeline) {

@@ -485,11 +485,13 @@ int Driver::run() {
       llvm::sys::fs::remove_directories(workDir);
   });
 
-  CompileOptions compileOptions;
-  compileOptions.hardware = options.hardware;
+  // The reference compiles with the same target but no scheduling.
+  PipelineOptions compileOptions;
+  compileOptions.target = options.target;
+  compileOptions.overlap.passes.clear();
 
   // Sharded: per-rank program, layouts of the entry's arguments and
-  // results, then LLVM.
+  // results, then fusion and scheduling, then LLVM.
   OwningOpRef<ModuleOp> sharded = original.clone();
   if (failed(session.lower(*sharded, Stage::PerRank, compileOptions)))
     return error("compiling the sharded program failed");
@@ -513,53 +515,34 @@ int Driver::run() {
   if (mesh.size() != options.ranks)
     return error("mesh @" + mesh.name + " has " + llvm::Twine(mesh.size()) +
                  " processes; run with -n " + llvm::Twine(mesh.size()));
-  // Comm-compute fusion, before any scheduling (which leaves overlapped
-  // collectives unfused). force=true: test shapes are too small to pay.
-  int64_t numAllGatherMatmul = 0, numMatmulReduceScatter = 0;
-  if (options.fuse) {
-    if (failed(session.runPipeline(
-            *sharded,
-            "builtin.module(dtensor-fuse-collective-matmul{force=true "
-            "hardware=" +
-                options.hardware + "})")))
-      return error("fusing collectives with matmuls (--fuse) failed");
-    perRank.walk([&](Operation *op) {
-      numAllGatherMatmul += isa<AllGatherMatmulOp>(op);
-      numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
-    });
-  }
-  // Matmul + all_reduce in row chunks (every legal candidate).
-  int64_t numSplit = 0;
-  if (options.splitAllReduce < 0 || options.splitAllReduce == 1)
-    return error("--split-all-reduce takes a chunk count of at least 2 (or "
-                 "0: no split), got " +
-                 llvm::Twine(options.splitAllReduce));
-  if (options.splitAllReduce > 0) {
-    auto countAllReduces = [&] {
-      int64_t count = 0;
-      perRank.walk([&](AllReduceOp) { ++count; });
-      return count;
-    };
-    int64_t before = countAllReduces();
-    if (failed(session.runPipeline(
-            *sharded,
-            "builtin.module(dtensor-split-matmul-all-reduce{force=true "
-            "chunks=" +
-                std::to_string(options.splitAllReduce) + "})")))
-      return error("splitting matmul + all_reduce (--split-all-reduce) "
-                   "failed");
-    numSplit = (countAllReduces() - before) / (options.splitAllReduce - 1);
-  }
-  // Scheduling for overlap.
-  if (!options.overlap.empty() &&
-      failed(session.runPipeline(*sharded, "builtin.module(dtensor-overlap{"
-                                           "passes=" +
-                                               options.overlap + " hardware=" +
-                                               options.hardware + "})")))
-    return error("scheduling the sharded program (--overlap=" +
-                 options.overlap + ") failed");
-  if (failed(
-          session.lower(*sharded, Stage::LLVM, compileOptions, Stage::PerRank)))
+  // Comm-compute fusion (force: test shapes are too small to pay), forced
+  // row chunks of matmul + all_reduce, scheduling passes.
+  PipelineOptions scheduling = compileOptions;
+  scheduling.fuse.enabled = scheduling.fuse.force = options.fuse;
+  scheduling.splitAllReduce = options.splitAllReduce;
+  llvm::SmallVector<StringRef> passes;
+  StringRef(options.overlap).split(passes, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef pass : passes)
+    scheduling.overlap.passes.push_back(pass.trim().str());
+  auto countAllReduces = [&] {
+    int64_t count = 0;
+    perRank.walk([&](AllReduceOp) { ++count; });
+    return count;
+  };
+  int64_t allReducesBefore = countAllReduces();
+  if (failed(session.lower(*sharded, Stage::Scheduled, scheduling,
+                           Stage::PerRank)))
+    return error("fusing and scheduling the sharded program failed");
+  int64_t numAllGatherMatmul = 0, numMatmulReduceScatter = 0, numSplit = 0;
+  perRank.walk([&](Operation *op) {
+    numAllGatherMatmul += isa<AllGatherMatmulOp>(op);
+    numMatmulReduceScatter += isa<MatmulReduceScatterOp>(op);
+  });
+  if (options.splitAllReduce > 0)
+    numSplit = (countAllReduces() - allReducesBefore) /
+               (options.splitAllReduce - 1);
+  if (failed(session.lower(*sharded, Stage::LLVM, compileOptions,
+                           Stage::Scheduled)))
     return error("lowering the sharded program failed");
   {
     std::error_code ec;

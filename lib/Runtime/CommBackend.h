@@ -19,7 +19,10 @@
 //     CUDA backend implements the same calls with NCCL on a stream (a
 //     request is then an event), overrides the memory hooks (staging
 //     allocation, strided copy, avg division) to work on device memory,
-//     and is selected in createBackend() (Runtime.cpp).
+//     and is selected by name in createBackend(): each runtime library
+//     links one registry (MPIRegistry.cpp for dtensor_runtime,
+//     lib/Target/CUDA/Runtime/CUDARegistry.cpp for dtensor_runtime_cuda)
+//     that knows the backends compiled into it.
 //
 // Data layout contract of the collectives (n = group size, `count` = the
 // elements one member contributes or receives per block, blocks in group
@@ -55,8 +58,9 @@
 
 namespace dtensor::rt {
 
-/// Element types of the ABI (the _f32, _f64, _i32, _i64 suffixes).
-enum class ElemType { F32, F64, I32, I64 };
+/// Element types of the ABI (the _f32, _f64, _i32, _i64, _bf16, _f16
+/// suffixes).
+enum class ElemType { F32, F64, I32, I64, BF16, F16 };
 
 size_t elemSize(ElemType type);
 const char *elemTypeName(ElemType type);
@@ -131,6 +135,9 @@ public:
   virtual ~CommBackend();
 
   virtual const char *getName() const = 0;
+  /// The execution context dtensor_rt_context() hands to compiled code
+  /// (null for host backends; the CUDA backend's device/context/stream).
+  virtual void *getContext() { return nullptr; }
   virtual int64_t worldRank() const = 0;
   virtual int64_t worldSize() const = 0;
   virtual void barrier(const char *op) = 0;
@@ -188,6 +195,15 @@ public:
                                                  int64_t root, CommGroup &group,
                                                  const char *op) = 0;
 };
+
+/// The backend registry of the library: creates backend `name` ("mpi",
+/// "nccl", ...), or returns null with a message on stderr naming the known
+/// backends when it is not compiled into this library or fails to start.
+std::unique_ptr<CommBackend> createBackend(const std::string &name, int *argc,
+                                           char ***argv);
+/// The backend dtensor_rt_init uses when neither its argument nor
+/// DTENSOR_RT_BACKEND names one.
+const char *defaultBackendName();
 
 /// Initializes MPI if the host has not (MPI_Init_thread, funneled) and
 /// returns the MPI backend; null with a message on stderr on failure.

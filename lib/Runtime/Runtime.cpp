@@ -563,12 +563,6 @@ int64_t broadcast(ElemType type, bool async, int64_t inRank, void *in,
   return dispatch(std::move(p), async);
 }
 
-/// The backend of this build: MPI, for CPU ranks. A CUDA build adds its
-/// NCCL backend (CommBackend.h) here, chosen by the host at init.
-std::unique_ptr<CommBackend> createBackend(int *argc, char ***argv) {
-  return createMPIBackend(argc, argv);
-}
-
 } // namespace
 
 [[noreturn]] void fatal(const char *op, const std::string &message) {
@@ -591,11 +585,25 @@ using namespace dtensor::rt;
 // Host side
 //===----------------------------------------------------------------------===//
 
+#ifdef DTENSOR_RT_CONTEXT_ABI
+int dtensor_rt_init(const char *backend, int *argc, char ***argv) {
+  State &s = state();
+  if (s.backend)
+    return 0;
+  std::string name = backend ? backend : "";
+  if (name.empty())
+    if (const char *env = std::getenv("DTENSOR_RT_BACKEND"))
+      name = env;
+  if (name.empty())
+    name = defaultBackendName();
+  s.backend = createBackend(name, argc, argv);
+#else
 int dtensor_rt_init(int *argc, char ***argv) {
   State &s = state();
   if (s.backend)
     return 0;
-  s.backend = createBackend(argc, argv);
+  s.backend = createBackend(defaultBackendName(), argc, argv);
+#endif
   if (!s.backend)
     return 1;
   if (const char *fault = std::getenv("DTENSOR_RT_FAULT")) {
@@ -710,10 +718,33 @@ int64_t dtensor_rt_coord(int64_t mesh, int64_t axesMask) {
   return groupSpec(m, mesh, axesMask).index;
 }
 
-void dtensor_rt_wait(int64_t handle) {
+#ifdef DTENSOR_RT_CONTEXT_ABI
+void *dtensor_rt_context(void) {
+  State &s = state();
+  return s.backend ? s.backend->getContext() : nullptr;
+}
+
+/// Fatal unless `ctx` is the context dtensor_rt_context() returns.
+#define DTENSOR_RT_CHECK_CTX() checkContext(ctx, __func__)
+static void checkContext(void *ctx, const char *entry) {
+  // Messages name the entry point as the others do: all_reduce_f32.
+  const char *prefix = "dtensor_rt_";
+  if (std::strncmp(entry, prefix, std::strlen(prefix)) == 0)
+    entry += std::strlen(prefix);
+  CommBackend &backend = backendFor(entry);
+  if (ctx != backend.getContext())
+    fatal(entry, "context argument is not dtensor_rt_context() of this "
+                 "process");
+}
+#else
+#define DTENSOR_RT_CHECK_CTX() (void)0
+#endif
+
+void dtensor_rt_wait(DTENSOR_RT_CTX_PARAM int64_t handle) {
   const char *op = "wait";
   State &s = state();
   backendFor(op);
+  DTENSOR_RT_CHECK_CTX();
   auto it = s.pending.find(handle);
   if (it == s.pending.end()) {
     if (handle > 0 && handle < s.nextHandle)
@@ -726,78 +757,96 @@ void dtensor_rt_wait(int64_t handle) {
 }
 
 #define DTENSOR_RT_DEFINE_COLLECTIVES(SUFFIX, TYPE)                            \
-  void dtensor_rt_all_reduce_##SUFFIX(                                         \
+  void dtensor_rt_all_reduce_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
       int64_t axesMask, int64_t reduce) {                                      \
-    allReduce(TYPE, false, inRank, in, outRank, out, mesh, axesMask, reduce);  \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    allReduce(TYPE, false, inRank, in, outRank, out, mesh, axesMask,           \
+        reduce);                                                               \
   }                                                                            \
-  void dtensor_rt_all_gather_##SUFFIX(                                         \
+  void dtensor_rt_all_gather_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
       int64_t axesMask, int64_t gatherDim) {                                   \
+    DTENSOR_RT_CHECK_CTX();                                                    \
     allGather(TYPE, false, inRank, in, outRank, out, mesh, axesMask,           \
-              gatherDim);                                                      \
+        gatherDim);                                                            \
   }                                                                            \
-  void dtensor_rt_reduce_scatter_##SUFFIX(                                     \
+  void dtensor_rt_reduce_scatter_##SUFFIX(DTENSOR_RT_CTX_PARAM                 \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
       int64_t axesMask, int64_t scatterDim, int64_t reduce) {                  \
+    DTENSOR_RT_CHECK_CTX();                                                    \
     reduceScatter(TYPE, false, inRank, in, outRank, out, mesh, axesMask,       \
-                  scatterDim, reduce);                                         \
+        scatterDim, reduce);                                                   \
   }                                                                            \
-  void dtensor_rt_all_to_all_##SUFFIX(                                         \
+  void dtensor_rt_all_to_all_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
       int64_t axesMask, int64_t splitDim, int64_t concatDim) {                 \
-    allToAll(TYPE, false, inRank, in, outRank, out, mesh, axesMask, splitDim,  \
-             concatDim);                                                       \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    allToAll(TYPE, false, inRank, in, outRank, out, mesh, axesMask,            \
+        splitDim, concatDim);                                                  \
   }                                                                            \
-  void dtensor_rt_permute_##SUFFIX(int64_t inRank, void *in, int64_t outRank,  \
-                                   void *out, int64_t mesh, int64_t axesMask,  \
-                                   int64_t permRank, void *perm) {             \
-    permute(TYPE, false, inRank, in, outRank, out, mesh, axesMask, permRank,   \
-            perm);                                                             \
-  }                                                                            \
-  void dtensor_rt_broadcast_##SUFFIX(int64_t inRank, void *in,                 \
-                                     int64_t outRank, void *out, int64_t mesh, \
-                                     int64_t axesMask, int64_t root) {         \
-    broadcast(TYPE, false, inRank, in, outRank, out, mesh, axesMask, root);    \
-  }                                                                            \
-  int64_t dtensor_rt_start_all_reduce_##SUFFIX(                                \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t reduce) {                                      \
-    return allReduce(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
-                     reduce);                                                  \
-  }                                                                            \
-  int64_t dtensor_rt_start_all_gather_##SUFFIX(                                \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t gatherDim) {                                   \
-    return allGather(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
-                     gatherDim);                                               \
-  }                                                                            \
-  int64_t dtensor_rt_start_reduce_scatter_##SUFFIX(                            \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t scatterDim, int64_t reduce) {                  \
-    return reduceScatter(TYPE, true, inRank, in, outRank, out, mesh, axesMask, \
-                         scatterDim, reduce);                                  \
-  }                                                                            \
-  int64_t dtensor_rt_start_all_to_all_##SUFFIX(                                \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t splitDim, int64_t concatDim) {                 \
-    return allToAll(TYPE, true, inRank, in, outRank, out, mesh, axesMask,      \
-                    splitDim, concatDim);                                      \
-  }                                                                            \
-  int64_t dtensor_rt_start_permute_##SUFFIX(                                   \
+  void dtensor_rt_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM                        \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
       int64_t axesMask, int64_t permRank, void *perm) {                        \
-    return permute(TYPE, true, inRank, in, outRank, out, mesh, axesMask,       \
-                   permRank, perm);                                            \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    permute(TYPE, false, inRank, in, outRank, out, mesh, axesMask,             \
+        permRank, perm);                                                       \
   }                                                                            \
-  int64_t dtensor_rt_start_broadcast_##SUFFIX(                                 \
+  void dtensor_rt_broadcast_##SUFFIX(DTENSOR_RT_CTX_PARAM                      \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
       int64_t axesMask, int64_t root) {                                        \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    broadcast(TYPE, false, inRank, in, outRank, out, mesh, axesMask,           \
+        root);                                                                 \
+  }                                                                            \
+  int64_t dtensor_rt_start_all_reduce_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t reduce) {                                      \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    return allReduce(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
+        reduce);                                                               \
+  }                                                                            \
+  int64_t dtensor_rt_start_all_gather_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t gatherDim) {                                   \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    return allGather(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
+        gatherDim);                                                            \
+  }                                                                            \
+  int64_t dtensor_rt_start_reduce_scatter_##SUFFIX(DTENSOR_RT_CTX_PARAM        \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t scatterDim, int64_t reduce) {                  \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    return reduceScatter(TYPE, true, inRank, in, outRank, out, mesh, axesMask, \
+        scatterDim, reduce);                                                   \
+  }                                                                            \
+  int64_t dtensor_rt_start_all_to_all_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t splitDim, int64_t concatDim) {                 \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    return allToAll(TYPE, true, inRank, in, outRank, out, mesh, axesMask,      \
+        splitDim, concatDim);                                                  \
+  }                                                                            \
+  int64_t dtensor_rt_start_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM               \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t permRank, void *perm) {                        \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    return permute(TYPE, true, inRank, in, outRank, out, mesh, axesMask,       \
+        permRank, perm);                                                       \
+  }                                                                            \
+  int64_t dtensor_rt_start_broadcast_##SUFFIX(DTENSOR_RT_CTX_PARAM             \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
+      int64_t axesMask, int64_t root) {                                        \
+    DTENSOR_RT_CHECK_CTX();                                                    \
     return broadcast(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
-                     root);                                                    \
+        root);                                                                 \
   }
 
 DTENSOR_RT_DEFINE_COLLECTIVES(f32, ElemType::F32)
 DTENSOR_RT_DEFINE_COLLECTIVES(f64, ElemType::F64)
 DTENSOR_RT_DEFINE_COLLECTIVES(i32, ElemType::I32)
 DTENSOR_RT_DEFINE_COLLECTIVES(i64, ElemType::I64)
+#ifdef DTENSOR_RT_CONTEXT_ABI
+DTENSOR_RT_DEFINE_COLLECTIVES(bf16, ElemType::BF16)
+DTENSOR_RT_DEFINE_COLLECTIVES(f16, ElemType::F16)
+#endif

@@ -14,6 +14,7 @@
 
 #include "DTensor/DTensor.h"
 #include "dtensor/Analysis/CommAnalysis.h"
+#include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -284,19 +285,13 @@ namespace {
 struct BucketCollectivesPass
     : dtensor::impl::BucketCollectivesPassBase<BucketCollectivesPass> {
   using Base::Base;
-  BucketCollectivesPass(const BucketCollectivesPassOptions &options,
-                        std::shared_ptr<PeakMemoryBaseline> baseline,
-                        bool recordBaseline)
-      : Base(options), baseline(std::move(baseline)),
-        recordBaseline(recordBaseline) {}
 
   void runOnOperation() override {
     FailureOr<std::unique_ptr<CostEstimator>> estimator =
-        sched::createEstimatorFromOptions(getOperation(), hardware,
-                                          hardwareFile, costTable);
+        getTargetCostEstimator(getOperation());
     if (failed(estimator))
       return signalPassFailure();
-    sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
+    sched::MemoryBudget budget(memoryBudget);
     sched::forEachSchedulableFunction(
         getOperation(), budget,
         [&](FunctionOpInterface func, Block &body, sched::BlockSchedule &before,
@@ -315,23 +310,6 @@ struct BucketCollectivesPass
                               after);
         });
   }
-
-  std::shared_ptr<PeakMemoryBaseline> baseline;
-  bool recordBaseline = false;
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::dtensor::sched::makeBucketCollectivesPass(
-    const OverlapOptions &options, std::shared_ptr<PeakMemoryBaseline> baseline,
-    bool recordBaseline) {
-  BucketCollectivesPassOptions passOptions;
-  passOptions.bucketCapBytes = options.bucketCapBytes;
-  passOptions.hardware = options.hardware;
-  passOptions.hardwareFile = options.hardwareFile;
-  passOptions.costTable = options.costTable;
-  passOptions.memoryBudget = options.memoryBudget;
-  passOptions.reportMemory = options.reportMemory;
-  return std::make_unique<BucketCollectivesPass>(
-      passOptions, std::move(baseline), recordBaseline);
-}

@@ -9,6 +9,7 @@
 
 #include "dtensor/Analysis/CommAnalysis.h"
 #include "dtensor/Analysis/CostFiles.h"
+#include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -108,8 +109,7 @@ struct CommReportPass : dtensor::impl::CommReportPassBase<CommReportPass> {
           << format << "' (expected table or json)";
       return signalPassFailure();
     }
-    FailureOr<HardwareModel> hw = resolveHardwareOrEmitError(
-        module.getLoc(), hardware, /*file=*/"", "comm report: ");
+    FailureOr<HardwareModel> hw = getTargetHardware(module, "comm report: ");
     if (failed(hw))
       return signalPassFailure();
 

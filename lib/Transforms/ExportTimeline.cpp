@@ -12,6 +12,7 @@
 #include "dtensor/Analysis/CostEstimator.h"
 #include "dtensor/Analysis/CostFiles.h"
 #include "dtensor/Analysis/Timeline.h"
+#include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -432,27 +433,24 @@ struct ExportTimelinePass
       return fail("unknown comm-streams '" + commStreams +
                   "' (expected per-group or single)");
 
-    FailureOr<HardwareModel> hw = resolveHardwareOrEmitError(
-        module.getLoc(), hardware, hardwareFile, "export timeline: ");
+    StringRef prefix = "export timeline: ";
+    FailureOr<HardwareModel> hw = getTargetHardware(module, prefix);
     if (failed(hw))
       return signalPassFailure();
-    std::unique_ptr<CostEstimator> estimator = createDefaultCostEstimator(*hw);
-    std::string estimatorName = "model";
-    if (!costTable.empty()) {
-      llvm::Expected<llvm::StringMap<double>> table = loadCostTable(costTable);
-      if (!table)
-        return fail(llvm::toString(table.takeError()));
-      estimator =
-          createTableCostEstimator(std::move(*table), std::move(estimator));
-      estimatorName = "table " + costTable;
-    }
+    FailureOr<std::unique_ptr<CostEstimator>> estimator =
+        getTargetCostEstimator(module, prefix);
+    if (failed(estimator))
+      return signalPassFailure();
+    StringRef costTable = getTarget(module).getCostTable();
+    std::string estimatorName =
+        costTable.empty() ? "model" : ("table " + costTable).str();
 
     SmallVector<Timeline> timelines;
     for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal())
         continue;
       FailureOr<Timeline> timeline =
-          simulateTimeline(func, *estimator, streams);
+          simulateTimeline(func, **estimator, streams);
       if (failed(timeline))
         return signalPassFailure();
       timelines.push_back(std::move(*timeline));

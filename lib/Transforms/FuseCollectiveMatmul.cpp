@@ -26,6 +26,7 @@
 #include "RowMatmul.h"
 
 #include "dtensor/Analysis/CostModel.h"
+#include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -681,12 +682,9 @@ void FuseCollectiveMatmulPass::visitReduceScatter(ReduceScatterOp op) {
 }
 
 void FuseCollectiveMatmulPass::runOnOperation() {
-  std::optional<HardwareModel> model = HardwareModel::byName(hardware);
-  if (!model) {
-    getOperation().emitError() << "unknown hardware preset '" << hardware
-                               << "' (expected h100, h200 or cpu)";
+  FailureOr<HardwareModel> model = getTargetHardware(getOperation());
+  if (failed(model))
     return signalPassFailure();
-  }
   if (threshold <= 0 || minRows < 0) {
     getOperation().emitError(
         "threshold must be positive and min-rows non-negative");

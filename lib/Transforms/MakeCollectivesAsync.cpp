@@ -81,29 +81,18 @@ namespace {
 struct MakeCollectivesAsyncPass
     : dtensor::impl::MakeCollectivesAsyncPassBase<MakeCollectivesAsyncPass> {
   using Base::Base;
-  MakeCollectivesAsyncPass(std::shared_ptr<PeakMemoryBaseline> baseline,
-                           bool recordBaseline)
-      : baseline(std::move(baseline)), recordBaseline(recordBaseline) {}
 
   void runOnOperation() override {
     // The pass does not change the peak (a collective's buffer is live from
     // where it is issued to the last use of its result either way), but as
-    // the first pass of a pipeline it records the baseline of the budget.
-    sched::MemoryBudget budget(-1, baseline, recordBaseline);
+    // the first scheduling pass run on a function it records the baseline
+    // of the budget there.
+    sched::MemoryBudget budget(-1);
     sched::forEachSchedulableFunction(getOperation(), budget,
                                       [](FunctionOpInterface, Block &body,
                                          sched::BlockSchedule &,
                                          int64_t) { makeAllAsync(body); });
   }
-
-  std::shared_ptr<PeakMemoryBaseline> baseline;
-  bool recordBaseline = false;
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::dtensor::sched::makeMakeCollectivesAsyncPass(
-    std::shared_ptr<PeakMemoryBaseline> baseline, bool recordBaseline) {
-  return std::make_unique<MakeCollectivesAsyncPass>(std::move(baseline),
-                                                    recordBaseline);
-}

@@ -1,5 +1,6 @@
 //===- PlanRedistributions.cpp - split redistributions into steps ---------===//
 
+#include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "dtensor/Analysis/CostFiles.h"
@@ -20,8 +21,7 @@ struct PlanRedistributionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<HardwareModel> hw = resolveHardwareOrEmitError(
-        getOperation().getLoc(), hardware, /*file=*/"");
+    FailureOr<HardwareModel> hw = getTargetHardware(getOperation());
     if (failed(hw))
       return signalPassFailure();
     SymbolTableCollection symbols;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "dtensor/Analysis/CostFiles.h"
@@ -585,8 +586,7 @@ struct PropagateLayoutsPass
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<HardwareModel> hw = resolveHardwareOrEmitError(
-        getOperation().getLoc(), hardware, /*file=*/"");
+    FailureOr<HardwareModel> hw = getTargetHardware(getOperation());
     if (failed(hw))
       return signalPassFailure();
     SymbolTableCollection symbols;

@@ -53,30 +53,12 @@ namespace {
 
 struct RaiseCommsPass : dtensor::impl::RaiseCommsPassBase<RaiseCommsPass> {
   using Base::Base;
-  RaiseCommsPass(const RaiseCommsPassOptions &options,
-                 std::shared_ptr<PeakMemoryBaseline> baseline,
-                 bool recordBaseline)
-      : Base(options), baseline(std::move(baseline)),
-        recordBaseline(recordBaseline) {}
 
   void runOnOperation() override {
-    sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
+    sched::MemoryBudget budget(memoryBudget);
     sched::rescheduleFunctions(getOperation(), getArgument(), budget,
                                reportMemory, raiseComms);
   }
-
-  std::shared_ptr<PeakMemoryBaseline> baseline;
-  bool recordBaseline = false;
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::dtensor::sched::makeRaiseCommsPass(
-    const OverlapOptions &options, std::shared_ptr<PeakMemoryBaseline> baseline,
-    bool recordBaseline) {
-  RaiseCommsPassOptions passOptions;
-  passOptions.memoryBudget = options.memoryBudget;
-  passOptions.reportMemory = options.reportMemory;
-  return std::make_unique<RaiseCommsPass>(passOptions, std::move(baseline),
-                                          recordBaseline);
-}

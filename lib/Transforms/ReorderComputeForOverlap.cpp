@@ -18,6 +18,7 @@
 
 #include "Scheduling.h"
 
+#include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "llvm/ADT/BitVector.h"
@@ -305,19 +306,13 @@ struct ReorderComputeForOverlapPass
     : dtensor::impl::ReorderComputeForOverlapPassBase<
           ReorderComputeForOverlapPass> {
   using Base::Base;
-  ReorderComputeForOverlapPass(
-      const ReorderComputeForOverlapPassOptions &options,
-      std::shared_ptr<PeakMemoryBaseline> baseline, bool recordBaseline)
-      : Base(options), baseline(std::move(baseline)),
-        recordBaseline(recordBaseline) {}
 
   void runOnOperation() override {
     FailureOr<std::unique_ptr<CostEstimator>> estimator =
-        sched::createEstimatorFromOptions(getOperation(), hardware,
-                                          hardwareFile, costTable);
+        getTargetCostEstimator(getOperation());
     if (failed(estimator))
       return signalPassFailure();
-    sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
+    sched::MemoryBudget budget(memoryBudget);
     sched::rescheduleFunctions(
         getOperation(), getArgument(), budget, reportMemory,
         [&](Block &body, sched::BlockSchedule &schedule,
@@ -325,22 +320,6 @@ struct ReorderComputeForOverlapPass
           OverlapScheduler(body, schedule, segment, **estimator).run();
         });
   }
-
-  std::shared_ptr<PeakMemoryBaseline> baseline;
-  bool recordBaseline = false;
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::dtensor::sched::makeReorderComputeForOverlapPass(
-    const OverlapOptions &options, std::shared_ptr<PeakMemoryBaseline> baseline,
-    bool recordBaseline) {
-  ReorderComputeForOverlapPassOptions passOptions;
-  passOptions.hardware = options.hardware;
-  passOptions.hardwareFile = options.hardwareFile;
-  passOptions.costTable = options.costTable;
-  passOptions.memoryBudget = options.memoryBudget;
-  passOptions.reportMemory = options.reportMemory;
-  return std::make_unique<ReorderComputeForOverlapPass>(
-      passOptions, std::move(baseline), recordBaseline);
-}

@@ -4,7 +4,7 @@
 
 #include "DTensor/DTensor.h"
 #include "dtensor/Analysis/CommAnalysis.h"
-#include "dtensor/Analysis/CostFiles.h"
+#include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -248,12 +248,12 @@ DependenceGraph::DependenceGraph(Block &block, ArrayRef<Operation *> ops)
 
 int64_t MemoryBudget::getLimit(FunctionOpInterface func, int64_t currentPeak) {
   int64_t base = currentPeak;
-  if (shared) {
-    if (record)
-      shared->record(func.getName(), currentPeak);
-    else if (std::optional<int64_t> recorded = shared->lookup(func.getName()))
-      base = *recorded;
-  }
+  if (auto recorded = func->getAttrOfType<IntegerAttr>(kMemoryBaselineAttrName))
+    base = recorded.getInt();
+  else
+    func->setAttr(kMemoryBaselineAttrName,
+                  IntegerAttr::get(IntegerType::get(func->getContext(), 64),
+                                   currentPeak));
   if (fraction < 0)
     return std::numeric_limits<int64_t>::max();
   int64_t limit = base + static_cast<int64_t>(
@@ -290,7 +290,6 @@ void sched::forEachSchedulableFunction(
     ModuleOp module, MemoryBudget &budget,
     function_ref<void(FunctionOpInterface, Block &, BlockSchedule &, int64_t)>
         fn) {
-  budget.beginModule();
   for (auto func : module.getOps<FunctionOpInterface>()) {
     Block *body = getSchedulableBody(func);
     if (!body)
@@ -318,65 +317,90 @@ void sched::rescheduleFunctions(
       });
 }
 
-FailureOr<std::unique_ptr<CostEstimator>>
-sched::createEstimatorFromOptions(Operation *module, StringRef hardware,
-                                  StringRef hardwareFile, StringRef costTable) {
-  FailureOr<HardwareModel> hw =
-      resolveHardwareOrEmitError(module->getLoc(), hardware, hardwareFile);
-  if (failed(hw))
-    return failure();
-  std::unique_ptr<CostEstimator> estimator = createDefaultCostEstimator(*hw);
-  if (costTable.empty())
-    return estimator;
-  llvm::Expected<llvm::StringMap<double>> table = loadCostTable(costTable);
-  if (!table)
-    return module->emitError(llvm::toString(table.takeError()));
-  return createTableCostEstimator(std::move(*table), std::move(estimator));
-}
-
 //===----------------------------------------------------------------------===//
 // The passes by name
 //===----------------------------------------------------------------------===//
 
-static constexpr llvm::StringLiteral kAllPasses[] = {
-    "split-matmul-all-reduce", "async-collectives", "bucket-collectives",
-    "reorder-compute-for-overlap", "sink-waits", "raise-comms"};
-static constexpr llvm::StringLiteral kDefaultPasses[] = {
-    "split-matmul-all-reduce", "async-collectives",
-    "reorder-compute-for-overlap", "sink-waits", "raise-comms"};
+namespace {
+/// A scheduling pass by its pipeline name, and how to make it from the
+/// pipeline's options.
+struct OverlapPassEntry {
+  llvm::StringLiteral name;
+  bool isDefault;
+  std::unique_ptr<Pass> (*create)(const OverlapOptions &);
+};
+} // namespace
+
+/// The generated options struct of a scheduling pass with the shared
+/// options (SchedulingOptions in Passes.td) taken from `options`.
+template <typename PassOptions>
+static PassOptions withSchedulingOptions(const OverlapOptions &options) {
+  PassOptions passOptions;
+  passOptions.memoryBudget = options.memoryBudget;
+  passOptions.reportMemory = options.reportMemory;
+  return passOptions;
+}
+
+/// Every scheduling pass, in the default order where it is in the default
+/// list.
+static const OverlapPassEntry kOverlapPasses[] = {
+    {"split-matmul-all-reduce", true,
+     [](const OverlapOptions &options) {
+       return createSplitMatmulAllReducePass(
+           withSchedulingOptions<SplitMatmulAllReducePassOptions>(options));
+     }},
+    {"async-collectives", true,
+     [](const OverlapOptions &) { return createMakeCollectivesAsyncPass(); }},
+    {"bucket-collectives", false,
+     [](const OverlapOptions &options) {
+       auto passOptions =
+           withSchedulingOptions<BucketCollectivesPassOptions>(options);
+       passOptions.bucketCapBytes = options.bucketCapBytes;
+       return createBucketCollectivesPass(passOptions);
+     }},
+    {"reorder-compute-for-overlap", true,
+     [](const OverlapOptions &options) {
+       return createReorderComputeForOverlapPass(
+           withSchedulingOptions<ReorderComputeForOverlapPassOptions>(
+               options));
+     }},
+    {"sink-waits", true,
+     [](const OverlapOptions &options) {
+       return createSinkWaitsPass(
+           withSchedulingOptions<SinkWaitsPassOptions>(options));
+     }},
+    {"raise-comms", true,
+     [](const OverlapOptions &options) {
+       return createRaiseCommsPass(
+           withSchedulingOptions<RaiseCommsPassOptions>(options));
+     }},
+};
 
 ArrayRef<StringRef> mlir::dtensor::getOverlapPassNames() {
-  static const SmallVector<StringRef> names(std::begin(kAllPasses),
-                                            std::end(kAllPasses));
+  static const SmallVector<StringRef> names = llvm::map_to_vector(
+      kOverlapPasses, [](const OverlapPassEntry &e) -> StringRef {
+        return e.name;
+      });
   return names;
 }
 
 ArrayRef<StringRef> mlir::dtensor::getDefaultOverlapPasses() {
-  static const SmallVector<StringRef> names(std::begin(kDefaultPasses),
-                                            std::end(kDefaultPasses));
+  static const SmallVector<StringRef> names = [] {
+    SmallVector<StringRef> result;
+    for (const OverlapPassEntry &entry : kOverlapPasses)
+      if (entry.isDefault)
+        result.push_back(entry.name);
+    return result;
+  }();
   return names;
 }
 
-std::unique_ptr<Pass>
-mlir::dtensor::createOverlapPass(StringRef name, const OverlapOptions &options,
-                                 std::shared_ptr<PeakMemoryBaseline> baseline,
-                                 bool recordBaseline) {
+std::unique_ptr<Pass> mlir::dtensor::createOverlapPass(
+    StringRef name, const OverlapOptions &options) {
   name.consume_front("dtensor-");
-  if (name == "split-matmul-all-reduce")
-    return makeSplitMatmulAllReducePass(options, std::move(baseline),
-                                        recordBaseline);
-  if (name == "async-collectives")
-    return makeMakeCollectivesAsyncPass(std::move(baseline), recordBaseline);
-  if (name == "bucket-collectives")
-    return makeBucketCollectivesPass(options, std::move(baseline),
-                                     recordBaseline);
-  if (name == "reorder-compute-for-overlap")
-    return makeReorderComputeForOverlapPass(options, std::move(baseline),
-                                            recordBaseline);
-  if (name == "sink-waits")
-    return makeSinkWaitsPass(options, std::move(baseline), recordBaseline);
-  if (name == "raise-comms")
-    return makeRaiseCommsPass(options, std::move(baseline), recordBaseline);
+  for (const OverlapPassEntry &entry : kOverlapPasses)
+    if (entry.name == name)
+      return entry.create(options);
   return nullptr;
 }
 
@@ -390,13 +414,9 @@ LogicalResult mlir::dtensor::addOverlapPasses(OpPassManager &pm,
     else
       names.push_back(name);
   }
-  if (options.passes.empty())
-    llvm::append_range(names, getDefaultOverlapPasses());
-  auto baseline = std::make_shared<PeakMemoryBaseline>();
   SmallVector<std::unique_ptr<Pass>> passes;
   for (StringRef name : names) {
-    std::unique_ptr<Pass> pass =
-        createOverlapPass(name, options, baseline, passes.empty());
+    std::unique_ptr<Pass> pass = createOverlapPass(name, options);
     if (!pass) {
       if (error)
         *error = ("unknown overlap pass '" + name + "' (expected " +

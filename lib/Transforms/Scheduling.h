@@ -13,8 +13,7 @@
 //   collectives and async starts), so that no pass changes the order in
 //   which a rank issues its collectives;
 // - the peak live memory of an order of a block and the budget the passes
-//   keep it under, with the baseline a dtensor-overlap pipeline shares
-//   between its passes;
+//   keep it under, whose baseline each function carries as an attribute;
 // - the loop over the schedulable functions of a module, and the run of a
 //   reordering pass over their segments;
 // - the cost estimator the cost-driven passes build from their options.
@@ -43,23 +42,11 @@
 
 namespace mlir::dtensor {
 
-/// The peak live memory of each function before the first pass of a
-/// dtensor-overlap pipeline ran: the base of the memory budget of all its
-/// passes, so that the budget does not compound from pass to pass.
-class PeakMemoryBaseline {
-public:
-  void clear() { peaks.clear(); }
-  void record(StringRef function, int64_t peak) { peaks[function] = peak; }
-  std::optional<int64_t> lookup(StringRef function) const {
-    auto it = peaks.find(function);
-    if (it == peaks.end())
-      return std::nullopt;
-    return it->second;
-  }
-
-private:
-  llvm::StringMap<int64_t> peaks;
-};
+/// The function attribute that holds the base of the memory budget: the
+/// peak live memory (bytes) of the function's body before the first
+/// scheduling pass ran. That pass writes it, later ones read it.
+constexpr llvm::StringLiteral kMemoryBaselineAttrName =
+    "dtensor.memory_baseline";
 
 namespace sched {
 
@@ -197,24 +184,16 @@ private:
 class MemoryBudget {
 public:
   /// `fraction`: allowed growth over the baseline peak (negative: none
-  /// enforced). With `shared`, the baseline of a function is the one the
-  /// pipeline recorded (`record`: this pass records it, from its input).
-  MemoryBudget(double fraction, std::shared_ptr<PeakMemoryBaseline> shared,
-               bool record)
-      : fraction(fraction), shared(std::move(shared)), record(record) {}
+  /// enforced).
+  explicit MemoryBudget(double fraction) : fraction(fraction) {}
 
-  /// Call once per module run, before the functions.
-  void beginModule() {
-    if (shared && record)
-      shared->clear();
-  }
-  /// The limit for `func`, whose body peaks at `currentPeak` now.
+  /// The limit for `func`, whose body peaks at `currentPeak` now. The
+  /// baseline is `func`'s kMemoryBaselineAttrName, which is set to
+  /// `currentPeak` where it is missing.
   int64_t getLimit(FunctionOpInterface func, int64_t currentPeak);
 
 private:
   double fraction;
-  std::shared_ptr<PeakMemoryBaseline> shared;
-  bool record;
 };
 
 /// The single block of `func`'s body, or null for declarations and bodies
@@ -245,39 +224,6 @@ void rescheduleFunctions(
                       const BlockSchedule::Segment &segment)>
         scheduleSegment);
 
-/// The estimator the options of a cost-driven pass ask for: the table in
-/// `costTable` (a file) when given, falling back to the default estimator
-/// of the hardware otherwise. Emits an error on `module` and fails for an
-/// unknown preset or an unreadable file.
-FailureOr<std::unique_ptr<CostEstimator>>
-createEstimatorFromOptions(Operation *module, StringRef hardware,
-                           StringRef hardwareFile, StringRef costTable);
-
-/// The scheduling passes, configured from `options`, sharing `baseline`
-/// (null: each takes the peak of its own input as the budget base).
-std::unique_ptr<Pass>
-makeMakeCollectivesAsyncPass(std::shared_ptr<PeakMemoryBaseline> baseline,
-                             bool recordBaseline);
-std::unique_ptr<Pass>
-makeSinkWaitsPass(const OverlapOptions &options,
-                  std::shared_ptr<PeakMemoryBaseline> baseline,
-                  bool recordBaseline);
-std::unique_ptr<Pass>
-makeRaiseCommsPass(const OverlapOptions &options,
-                   std::shared_ptr<PeakMemoryBaseline> baseline,
-                   bool recordBaseline);
-std::unique_ptr<Pass>
-makeReorderComputeForOverlapPass(const OverlapOptions &options,
-                                 std::shared_ptr<PeakMemoryBaseline> baseline,
-                                 bool recordBaseline);
-std::unique_ptr<Pass>
-makeSplitMatmulAllReducePass(const OverlapOptions &options,
-                             std::shared_ptr<PeakMemoryBaseline> baseline,
-                             bool recordBaseline);
-std::unique_ptr<Pass>
-makeBucketCollectivesPass(const OverlapOptions &options,
-                          std::shared_ptr<PeakMemoryBaseline> baseline,
-                          bool recordBaseline);
 
 } // namespace sched
 } // namespace mlir::dtensor

@@ -55,30 +55,12 @@ namespace {
 
 struct SinkWaitsPass : dtensor::impl::SinkWaitsPassBase<SinkWaitsPass> {
   using Base::Base;
-  SinkWaitsPass(const SinkWaitsPassOptions &options,
-                std::shared_ptr<PeakMemoryBaseline> baseline,
-                bool recordBaseline)
-      : Base(options), baseline(std::move(baseline)),
-        recordBaseline(recordBaseline) {}
 
   void runOnOperation() override {
-    sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
+    sched::MemoryBudget budget(memoryBudget);
     sched::rescheduleFunctions(getOperation(), getArgument(), budget,
                                reportMemory, sinkWaits);
   }
-
-  std::shared_ptr<PeakMemoryBaseline> baseline;
-  bool recordBaseline = false;
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::dtensor::sched::makeSinkWaitsPass(
-    const OverlapOptions &options, std::shared_ptr<PeakMemoryBaseline> baseline,
-    bool recordBaseline) {
-  SinkWaitsPassOptions passOptions;
-  passOptions.memoryBudget = options.memoryBudget;
-  passOptions.reportMemory = options.reportMemory;
-  return std::make_unique<SinkWaitsPass>(passOptions, std::move(baseline),
-                                         recordBaseline);
-}

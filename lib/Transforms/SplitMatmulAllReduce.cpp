@@ -18,6 +18,7 @@
 #include "RowMatmul.h"
 #include "Scheduling.h"
 
+#include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -162,11 +163,6 @@ void eraseAll(ArrayRef<Operation *> ops) {
 struct SplitMatmulAllReducePass
     : dtensor::impl::SplitMatmulAllReducePassBase<SplitMatmulAllReducePass> {
   using Base::Base;
-  SplitMatmulAllReducePass(const SplitMatmulAllReducePassOptions &options,
-                           std::shared_ptr<PeakMemoryBaseline> baseline,
-                           bool recordBaseline)
-      : Base(options), baseline(std::move(baseline)),
-        recordBaseline(recordBaseline) {}
 
   void runOnOperation() override;
 
@@ -181,8 +177,6 @@ private:
 
   /// The estimator of the current run (owned by runOnOperation).
   CostEstimator *estimator = nullptr;
-  std::shared_ptr<PeakMemoryBaseline> baseline;
-  bool recordBaseline = false;
 };
 
 } // namespace
@@ -303,12 +297,11 @@ void SplitMatmulAllReducePass::runOnOperation() {
     return signalPassFailure();
   }
   FailureOr<std::unique_ptr<CostEstimator>> created =
-      sched::createEstimatorFromOptions(getOperation(), hardware, hardwareFile,
-                                        costTable);
+      getTargetCostEstimator(getOperation());
   if (failed(created))
     return signalPassFailure();
   estimator = created->get();
-  sched::MemoryBudget budget(memoryBudget, baseline, recordBaseline);
+  sched::MemoryBudget budget(memoryBudget);
   sched::forEachSchedulableFunction(
       getOperation(), budget,
       [&](FunctionOpInterface func, Block &body, sched::BlockSchedule &schedule,
@@ -335,17 +328,4 @@ void SplitMatmulAllReducePass::runOnOperation() {
         sched::reportMemory(func, getArgument(), before, after.getPeak(),
                             after);
       });
-}
-
-std::unique_ptr<Pass> mlir::dtensor::sched::makeSplitMatmulAllReducePass(
-    const OverlapOptions &options, std::shared_ptr<PeakMemoryBaseline> baseline,
-    bool recordBaseline) {
-  SplitMatmulAllReducePassOptions passOptions;
-  passOptions.hardware = options.hardware;
-  passOptions.hardwareFile = options.hardwareFile;
-  passOptions.costTable = options.costTable;
-  passOptions.memoryBudget = options.memoryBudget;
-  passOptions.reportMemory = options.reportMemory;
-  return std::make_unique<SplitMatmulAllReducePass>(
-      passOptions, std::move(baseline), recordBaseline);
 }

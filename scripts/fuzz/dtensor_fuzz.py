@@ -40,7 +40,8 @@ PIPELINES = [
     "builtin.module(dtensor-spmd,dtensor-overlap)",
     "builtin.module(dtensor-spmd,dtensor-split-matmul-all-reduce{force=true chunks=2},"
     "dtensor-fuse-collective-matmul{force=true},dtensor-decompose-fused)",
-    "builtin.module(dtensor-spmd,dtensor-cpu-lowering)",
+    "builtin.module(dtensor-pipeline{to=llvm fuse=true fuse-force=true "
+    "split-all-reduce=2})",
     "builtin.module(dtensor-spmd,dtensor-specialize-rank{rank=1},canonicalize,"
     "dtensor-cpu-lowering)",
     # Per-rank inputs of the corpus go straight to the later stages.

@@ -1,7 +1,7 @@
 // RUN: split-file %s %t
 // RUN: dtensor-opt %t/merge.mlir --dtensor-bucket-collectives=memory-budget=-1 | FileCheck %s
 // RUN: dtensor-opt %t/merge.mlir --dtensor-bucket-collectives="bucket-cap-bytes=60 memory-budget=-1" | FileCheck %s --check-prefix=CAP
-// RUN: dtensor-opt %t/merge.mlir --dtensor-bucket-collectives="cost-table=%t/no-gain.json memory-budget=-1" | FileCheck %s --check-prefix=NOGAIN
+// RUN: dtensor-opt %t/merge.mlir --dtensor-set-target="cost-table=%t/no-gain.json" --dtensor-bucket-collectives="memory-budget=-1" | FileCheck %s --check-prefix=NOGAIN
 // RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/budget.mlir --dtensor-bucket-collectives=report-memory=true 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/budget.mlir --dtensor-bucket-collectives="memory-budget=-1 report-memory=true" 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 

@@ -1,7 +1,7 @@
 // RUN: split-file %s %t
 // RUN: dtensor-opt %t/report.mlir --dtensor-comm-report -o /dev/null | FileCheck %s
 // RUN: dtensor-opt %t/report.mlir --dtensor-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
-// RUN: dtensor-opt %t/report.mlir --dtensor-comm-report=hardware=cpu -o /dev/null | FileCheck %s --check-prefix=CPU
+// RUN: dtensor-opt %t/report.mlir --target=cpu:cpu --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=CPU
 
 // The report goes to the file given by `output`; the IR is unchanged.
 // RUN: dtensor-opt %t/report.mlir -o %t/before.mlir
@@ -12,12 +12,10 @@
 // Errors: bad options, an output that cannot be opened, collectives whose
 // mesh cannot be resolved (unverified IR; the verifier rejects it as COLL1).
 // RUN: not dtensor-opt %t/report.mlir --dtensor-comm-report=format=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-FORMAT
-// RUN: not dtensor-opt %t/report.mlir --dtensor-comm-report=hardware=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-HW
 // RUN: not dtensor-opt %t/report.mlir --dtensor-comm-report=output=%t/missing-dir/report.txt -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-OUTPUT
 // RUN: dtensor-opt %t/bad-mesh.mlir --mlir-very-unsafe-disable-verifier-on-parsing --dtensor-comm-report -verify-diagnostics -o /dev/null
 
 // ERR-FORMAT: error: comm report: unknown format 'xml' (expected table or json)
-// ERR-HW: error: comm report: unknown hardware preset 'tpu' (expected h100, h200, cpu)
 // ERR-OUTPUT: error: comm report: cannot open output file '{{.*}}missing-dir/report.txt'
 
 // Numbers worked by hand from the h200 preset: NCCL's ring/tree model with

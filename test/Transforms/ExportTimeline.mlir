@@ -1,32 +1,31 @@
 // RUN: split-file %s %t
 // With a cost table the times are exact: matmul 10 us, all_reduce 30 us,
 // all_gather 20 us, everything else 0.
-// RUN: dtensor-opt %t/prog.mlir -o %t/after.mlir --dtensor-export-timeline="cost-table=%t/table.json trace=%t/trace.json svg=%t/timeline.svg" | FileCheck %s --check-prefix=SUMMARY
+// RUN: dtensor-opt %t/prog.mlir -o %t/after.mlir --dtensor-set-target="cost-table=%t/table.json" --dtensor-export-timeline="trace=%t/trace.json svg=%t/timeline.svg" | FileCheck %s --check-prefix=SUMMARY
 // RUN: FileCheck %s --check-prefix=TRACE < %t/trace.json
 // RUN: FileCheck %s --check-prefix=SVG < %t/timeline.svg
-// RUN: dtensor-opt %t/prog.mlir --dtensor-export-timeline="cost-table=%t/table.json comm-streams=single" -o /dev/null | FileCheck %s --check-prefix=SINGLE
+// RUN: dtensor-opt %t/prog.mlir --dtensor-set-target="cost-table=%t/table.json" --dtensor-export-timeline="comm-streams=single" -o /dev/null | FileCheck %s --check-prefix=SINGLE
 // `-` writes to standard output.
-// RUN: dtensor-opt %t/prog.mlir --dtensor-export-timeline="cost-table=%t/table.json trace=-" -o /dev/null | FileCheck %s --check-prefix=STDOUT
+// RUN: dtensor-opt %t/prog.mlir --dtensor-set-target="cost-table=%t/table.json" --dtensor-export-timeline="trace=-" -o /dev/null | FileCheck %s --check-prefix=STDOUT
 
 // The IR is unchanged.
-// RUN: dtensor-opt %t/prog.mlir -o %t/before.mlir
+// RUN: dtensor-opt %t/prog.mlir --dtensor-set-target="cost-table=%t/table.json" -o %t/before.mlir
 // RUN: diff %t/before.mlir %t/after.mlir
 
 // Without a table, the cost model (see the MODEL lines for the numbers), a
 // preset, or a hardware description.
 // RUN: dtensor-opt %t/prog.mlir --dtensor-export-timeline -o /dev/null | FileCheck %s --check-prefix=MODEL
-// RUN: dtensor-opt %t/prog.mlir --dtensor-export-timeline=hardware=cpu -o /dev/null | FileCheck %s --check-prefix=CPU
-// RUN: dtensor-opt %t/prog.mlir --dtensor-export-timeline="hardware-file=%t/hw.json" -o /dev/null | FileCheck %s --check-prefix=HWFILE
+// RUN: dtensor-opt %t/prog.mlir --target=cpu:cpu --dtensor-export-timeline -o /dev/null | FileCheck %s --check-prefix=CPU
+// RUN: dtensor-opt %t/prog.mlir --dtensor-set-target="hardware-file=%t/hw.json" --dtensor-export-timeline -o /dev/null | FileCheck %s --check-prefix=HWFILE
 // A table that lacks an op and has no default falls back to the model.
-// RUN: dtensor-opt %t/prog.mlir --dtensor-export-timeline="cost-table=%t/partial.json" -o /dev/null | FileCheck %s --check-prefix=PARTIAL
+// RUN: dtensor-opt %t/prog.mlir --dtensor-set-target="cost-table=%t/partial.json" --dtensor-export-timeline -o /dev/null | FileCheck %s --check-prefix=PARTIAL
 
 // The pictures of docs/timeline.md: test/docs/timelines.test.
 
 // Errors.
-// RUN: not dtensor-opt %t/prog.mlir --dtensor-export-timeline=hardware=tpu -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-HW
-// RUN: not dtensor-opt %t/prog.mlir --dtensor-export-timeline="hardware-file=%t/bad-hw.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-HWFILE
-// RUN: not dtensor-opt %t/prog.mlir --dtensor-export-timeline="hardware-file=%t/missing.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-HWMISSING
-// RUN: not dtensor-opt %t/prog.mlir --dtensor-export-timeline="cost-table=%t/bad-table.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-TABLE
+// RUN: not dtensor-opt %t/prog.mlir --dtensor-set-target="hardware-file=%t/bad-hw.json" --dtensor-export-timeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-HWFILE
+// RUN: not dtensor-opt %t/prog.mlir --dtensor-set-target="hardware-file=%t/missing.json" --dtensor-export-timeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-HWMISSING
+// RUN: not dtensor-opt %t/prog.mlir --dtensor-set-target="cost-table=%t/bad-table.json" --dtensor-export-timeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-TABLE
 // RUN: not dtensor-opt %t/prog.mlir --dtensor-export-timeline="trace=%t/missing-dir/trace.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-TRACE
 // RUN: not dtensor-opt %t/prog.mlir --dtensor-export-timeline="svg=%t/missing-dir/timeline.svg" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-SVG
 // RUN: not dtensor-opt %t/prog.mlir --dtensor-export-timeline=comm-streams=many -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERR-STREAMS
@@ -137,7 +136,6 @@
 // PARTIAL: timeline @sync (hardware h200, table {{.*}}partial.json): total {{.*}} us, compute 40.000 us, communication 10.205 us, exposed communication 10.205 us
 
 
-// ERR-HW: error: export timeline: unknown hardware preset 'tpu' (expected h100, h200, cpu)
 // ERR-HWFILE: error: export timeline: {{.*}}bad-hw.json: matmul_tflops: expected a number > 0, got -5
 // ERR-HWMISSING: error: export timeline: {{.*}}missing.json: cannot read hardware description:
 // ERR-TABLE: error: export timeline: {{.*}}bad-table.json: 'linalg.matmul': expected microseconds (a number >= 0), got "fast"

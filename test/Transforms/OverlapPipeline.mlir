@@ -27,8 +27,8 @@
 // RUN: dtensor-opt %t/order.mlir --dtensor-async-collectives --dtensor-raise-comms | grep -o 'tag = [0-9]*' | diff %t/order.txt -
 // RUN: dtensor-opt %t/order.mlir --dtensor-async-collectives --dtensor-sink-waits | grep -o 'tag = [0-9]*' | diff %t/order.txt -
 // RUN: dtensor-opt %t/order.mlir --dtensor-async-collectives --dtensor-reorder-compute-for-overlap | grep -o 'tag = [0-9]*' | diff %t/order.txt -
-// RUN: dtensor-opt %t/order.mlir --dtensor-async-collectives --dtensor-reorder-compute-for-overlap=cost-table=%t/costs.json | grep -o 'tag = [0-9]*' | diff %t/order.txt -
-// RUN: dtensor-opt %t/order.mlir --dtensor-reorder-compute-for-overlap=cost-table=%t/costs.json | grep -o 'tag = [0-9]*' | diff %t/order.txt -
+// RUN: dtensor-opt %t/order.mlir --dtensor-async-collectives --dtensor-set-target=cost-table=%t/costs.json --dtensor-reorder-compute-for-overlap | grep -o 'tag = [0-9]*' | diff %t/order.txt -
+// RUN: dtensor-opt %t/order.mlir --dtensor-set-target=cost-table=%t/costs.json --dtensor-reorder-compute-for-overlap | grep -o 'tag = [0-9]*' | diff %t/order.txt -
 // RUN: dtensor-opt %t/order.mlir --pass-pipeline="builtin.module(dtensor-overlap{passes=bucket-collectives,async-collectives,raise-comms,reorder-compute-for-overlap,sink-waits,raise-comms memory-budget=-1})" | grep -o 'tag = [0-9]*' | diff %t/order.txt -
 
 // TAGS: tag = 1
@@ -80,12 +80,23 @@
 // reports the same budget (20% over the unscheduled peak), even after an
 // earlier pass changed the peak.
 // RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/memory.mlir --pass-pipeline="builtin.module(dtensor-overlap{report-memory=true cost-table=%t/costs.json})" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEMORY
-// RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/memory.mlir --dtensor-async-collectives --dtensor-reorder-compute-for-overlap=cost-table=%t/costs.json --dtensor-sink-waits=report-memory=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=ALONE
 // MEMORY: remark: dtensor-reorder-compute-for-overlap: peak live memory 7168 -> 6144 bytes (budget 8601 bytes), 0 move(s) refused
 // MEMORY: remark: dtensor-sink-waits: peak live memory 6144 -> 6144 bytes (budget 8601 bytes)
 // MEMORY: remark: dtensor-raise-comms: peak live memory 6144 -> 6144 bytes (budget 8601 bytes)
-// Run on their own, the passes take their input's peak as the base.
-// ALONE: remark: dtensor-sink-waits: peak live memory 6144 -> 6144 bytes (budget 7372 bytes)
+// Run one by one, each in its own process, the passes decide as inside the
+// pipeline: the budget's baseline travels in the IR (the first pass writes
+// each function's dtensor.memory_baseline), and so does the cost table (the
+// module's #dtensor.target).
+// RUN: dtensor-opt %t/memory.mlir --dtensor-set-target=cost-table=%t/costs.json -o %t/memory-target.mlir
+// RUN: dtensor-opt %t/memory-target.mlir --pass-pipeline="builtin.module(dtensor-overlap)" -o %t/memory-pipeline.mlir
+// RUN: dtensor-opt %t/memory-target.mlir --dtensor-split-matmul-all-reduce 2>/dev/null \
+// RUN:   | dtensor-opt --dtensor-async-collectives | dtensor-opt --dtensor-reorder-compute-for-overlap \
+// RUN:   | dtensor-opt -mlir-print-op-on-diagnostic=false --dtensor-sink-waits=report-memory=true 2>%t/alone.txt \
+// RUN:   | dtensor-opt --dtensor-raise-comms | diff %t/memory-pipeline.mlir -
+// RUN: FileCheck %s --check-prefix=ALONE < %t/alone.txt
+// ALONE: remark: dtensor-sink-waits: peak live memory 6144 -> 6144 bytes (budget 8601 bytes)
+// RUN: FileCheck %s --check-prefix=BASELINE < %t/memory-pipeline.mlir
+// BASELINE: func.func @memory({{.*}} attributes {dtensor.memory_baseline = 7168 : i64}
 
 //--- costs.json
 {"dtensor.all_reduce": 100, "dtensor.all_gather": 100, "dtensor.reduce_scatter": 100, "linalg.matmul": 5, "default": 1}

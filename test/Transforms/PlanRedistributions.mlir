@@ -1,13 +1,11 @@
 // RUN: split-file %s %t
 // RUN: dtensor-opt %t/plans.mlir -split-input-file --dtensor-plan-redistributions | FileCheck %s
-// RUN: dtensor-opt %t/plans.mlir -split-input-file --dtensor-plan-redistributions=hardware=cpu | FileCheck %s
-// RUN: not dtensor-opt %t/plans.mlir -split-input-file --dtensor-plan-redistributions=hardware=tpu 2>&1 | FileCheck %s --check-prefix=ERR-HW
+// RUN: dtensor-opt %t/plans.mlir -split-input-file --target=cpu:cpu --dtensor-plan-redistributions | FileCheck %s
 
 // Transitions without meaning are rejected by the planner; the verifier
 // rejects most of them too, so these inputs skip verification on parsing.
 // RUN: dtensor-opt %t/errors.mlir -split-input-file --mlir-very-unsafe-disable-verifier-on-parsing --dtensor-plan-redistributions -verify-diagnostics -o /dev/null
 
-// ERR-HW: error: unknown hardware preset 'tpu' (expected h100, h200, cpu)
 
 // Each dtensor.redistribute becomes a chain of redistributions that each
 // change one mesh axis (one collective or local step), in an order that

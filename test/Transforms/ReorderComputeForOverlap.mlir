@@ -2,24 +2,22 @@
 // The seed, with the default cost model and with PyTorch's custom estimate
 // (collective 100, wait 0, matmul 5, every other kernel 1).
 // RUN: dtensor-opt %t/seed.mlir --dtensor-reorder-compute-for-overlap | FileCheck %s --check-prefix=SEED
-// RUN: dtensor-opt %t/seed.mlir --dtensor-reorder-compute-for-overlap=cost-table=%t/seed-costs.json | FileCheck %s --check-prefix=SEED
-// RUN: dtensor-opt %t/seed.mlir --dtensor-reorder-compute-for-overlap=hardware=cpu | FileCheck %s --check-prefix=SEED
+// RUN: dtensor-opt %t/seed.mlir --dtensor-set-target=cost-table=%t/seed-costs.json --dtensor-reorder-compute-for-overlap | FileCheck %s --check-prefix=SEED
+// RUN: dtensor-opt %t/seed.mlir --target=cpu:cpu --dtensor-reorder-compute-for-overlap | FileCheck %s --check-prefix=SEED
 // The half-overlap rule.
-// RUN: dtensor-opt %t/skip.mlir --dtensor-reorder-compute-for-overlap=cost-table=%t/fits.json | FileCheck %s --check-prefix=FITS
-// RUN: dtensor-opt %t/skip.mlir --dtensor-reorder-compute-for-overlap=cost-table=%t/too-big.json | FileCheck %s --check-prefix=SKIP
+// RUN: dtensor-opt %t/skip.mlir --dtensor-set-target=cost-table=%t/fits.json --dtensor-reorder-compute-for-overlap | FileCheck %s --check-prefix=FITS
+// RUN: dtensor-opt %t/skip.mlir --dtensor-set-target=cost-table=%t/too-big.json --dtensor-reorder-compute-for-overlap | FileCheck %s --check-prefix=SKIP
 // Synchronous collectives and barriers.
-// RUN: dtensor-opt %t/sync.mlir --dtensor-reorder-compute-for-overlap=cost-table=%t/seed-costs.json | FileCheck %s --check-prefix=SYNC
+// RUN: dtensor-opt %t/sync.mlir --dtensor-set-target=cost-table=%t/seed-costs.json --dtensor-reorder-compute-for-overlap | FileCheck %s --check-prefix=SYNC
 // The memory budget.
-// RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/budget.mlir --dtensor-reorder-compute-for-overlap="cost-table=%t/seed-costs.json report-memory=true" 2>&1 | FileCheck %s --check-prefix=BUDGET
-// RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/budget.mlir --dtensor-reorder-compute-for-overlap="cost-table=%t/seed-costs.json memory-budget=-1 report-memory=true" 2>&1 | FileCheck %s --check-prefix=NOBUDGET
+// RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/budget.mlir --dtensor-set-target="cost-table=%t/seed-costs.json" --dtensor-reorder-compute-for-overlap="report-memory=true" 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/budget.mlir --dtensor-set-target="cost-table=%t/seed-costs.json" --dtensor-reorder-compute-for-overlap="memory-budget=-1 report-memory=true" 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 // Errors.
-// RUN: not dtensor-opt %t/seed.mlir --dtensor-reorder-compute-for-overlap=cost-table=%t/missing.json 2>&1 | FileCheck %s --check-prefix=ERR-FILE
-// RUN: not dtensor-opt %t/seed.mlir --dtensor-reorder-compute-for-overlap=cost-table=%t/bad.json 2>&1 | FileCheck %s --check-prefix=ERR-TABLE
-// RUN: not dtensor-opt %t/seed.mlir --dtensor-reorder-compute-for-overlap=hardware=tpu 2>&1 | FileCheck %s --check-prefix=ERR-HW
+// RUN: not dtensor-opt %t/seed.mlir --dtensor-set-target=cost-table=%t/missing.json --dtensor-reorder-compute-for-overlap 2>&1 | FileCheck %s --check-prefix=ERR-FILE
+// RUN: not dtensor-opt %t/seed.mlir --dtensor-set-target=cost-table=%t/bad.json --dtensor-reorder-compute-for-overlap 2>&1 | FileCheck %s --check-prefix=ERR-TABLE
 
 // ERR-FILE: error: {{.*}}missing.json
 // ERR-TABLE: error: {{.*}}bad.json: 'linalg.matmul': expected microseconds
-// ERR-HW: error: unknown hardware preset 'tpu'
 
 //--- seed-costs.json
 {"dtensor.all_reduce": 100, "dtensor.wait": 0, "linalg.matmul": 5, "default": 1}

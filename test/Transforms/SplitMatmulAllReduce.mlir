@@ -9,7 +9,6 @@
 // RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/negative.mlir --dtensor-split-matmul-all-reduce="force=true chunks=2" 2>&1 >/dev/null | FileCheck %s --check-prefix=NEG
 // RUN: dtensor-opt %t/negative.mlir --dtensor-split-matmul-all-reduce="force=true chunks=2" 2>/dev/null | FileCheck %s --check-prefix=NEG-IR --implicit-check-not=tensor.concat --implicit-check-not=extract_slice
 // RUN: not dtensor-opt %t/force.mlir --dtensor-split-matmul-all-reduce=chunks=1 2>&1 | FileCheck %s --check-prefix=ERR
-// RUN: not dtensor-opt %t/force.mlir --dtensor-split-matmul-all-reduce=hardware=tpu 2>&1 | FileCheck %s --check-prefix=ERR-HW
 //
 // Followed by the scheduling passes, chunk 0's all_reduce runs while chunk
 // 1 multiplies:
@@ -195,4 +194,3 @@ func.func @already_async(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<8
 }
 
 // ERR: chunks must be 0 or at least 2, and threshold positive
-// ERR-HW: unknown hardware preset 'tpu'

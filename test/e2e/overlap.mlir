@@ -25,7 +25,7 @@
 // RUN: not dtensor-run %s -n 4 --entry two_mlps --split-all-reduce=1 2>&1 | FileCheck %s --check-prefix=ERR-SPLIT
 // SPLIT1: split 1 matmul + all_reduce into {{[24]}} row chunks
 // SPLIT2: split 2 matmul + all_reduce into 2 row chunks
-// ERR-SPLIT: --split-all-reduce takes a chunk count of at least 2 (or 0: no split), got 1
+// ERR-SPLIT: error: split-all-reduce must be 0 (no split) or at least 2, got 1
 // CHECK: PASS
 
 // The lowered program starts both all_reduces before waiting for either.

@@ -49,7 +49,7 @@ TEST(Session, LowersToEachStage) {
   Session session;
   auto module = session.parse(kProgram);
   ASSERT_TRUE(succeeded(module));
-  CompileOptions options;
+  PipelineOptions options;
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::Planned, options)));
   std::string planned = Session::print(**module);
   EXPECT_NE(planned.find("dtensor.redistribute"), std::string::npos);

@@ -38,8 +38,10 @@ static cl::opt<int64_t> timeout("timeout",
                                          "killed (default 120)"),
                                 cl::init(120));
 static cl::opt<std::string>
-    hardware("hardware", cl::desc("cost-model preset: cpu, h100, h200"),
-             cl::init("cpu"));
+    target("target",
+           cl::desc("compile for <backend>[:<hardware>] (default: the "
+                    "module's dtensor.target, else cpu:h200)"),
+           cl::init(""));
 static cl::opt<std::string>
     overlap("overlap",
             cl::desc("schedule the per-rank program for overlap with these "
@@ -83,7 +85,7 @@ int main(int argc, char **argv) {
   options.tolerance = tolerance;
   options.repeat = repeat;
   options.timeoutSeconds = timeout;
-  options.hardware = hardware;
+  options.target = target;
   options.overlap = overlap;
   options.fuse = fuse;
   options.splitAllReduce = splitAllReduce;

@@ -13,8 +13,13 @@ namespace mlir::dtensor {
 /// per-rank programs use (func, linalg, tensor, arith, math).
 void registerDialects(DialectRegistry &registry);
 
-/// Registers the project's passes and the few upstream passes its pipelines
-/// use, so that opt-style drivers can name them.
+/// Registers the target backends this build has (CMake switches
+/// DTENSOR_ENABLE_*_TARGET) with the target registry.
+void registerTargets();
+
+/// Registers the project's passes, target backends and pipelines, and the
+/// few upstream passes its pipelines use, so that opt-style drivers can name
+/// them.
 void registerPasses();
 
 } // namespace mlir::dtensor

@@ -16,6 +16,7 @@
 #ifndef DTENSOR_COMPILER_SESSION_H
 #define DTENSOR_COMPILER_SESSION_H
 
+#include "dtensor/Compiler/Pipelines.h"
 #include "dtensor/Support/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -35,21 +36,7 @@ class MLIRContext;
 namespace mlir::dtensor {
 
 /// How far to take a program.
-enum class Stage {
-  /// As parsed: global view with placement requests.
-  Global,
-  /// Every tensor value has a layout (dtensor-propagate-layouts).
-  Propagated,
-  /// Every redistribution is one collective step (+ plan-redistributions).
-  Planned,
-  /// The per-rank program (+ partition, canonicalize, cse).
-  PerRank,
-  /// LLVM dialect for CPU ranks (+ cpu lowering).
-  LLVM,
-};
 
-/// Parses "global", "propagated", "planned", "per-rank", "llvm".
-std::optional<Stage> parseStage(llvm::StringRef name);
 
 struct Diagnostic {
   enum class Severity { Error, Warning, Note, Remark };
@@ -60,10 +47,6 @@ struct Diagnostic {
 };
 using DiagnosticCallback = std::function<void(const Diagnostic &)>;
 
-struct CompileOptions {
-  /// Cost-model preset: h100, h200 or cpu.
-  std::string hardware = "h200";
-};
 
 class Executable;
 
@@ -83,8 +66,11 @@ public:
   FailureOr<OwningOpRef<ModuleOp>> parseFile(llvm::StringRef path);
 
   /// Lowers `module` in place from stage `from` (default: the global
-  /// view) to stage `to`.
-  LogicalResult lower(ModuleOp module, Stage to, const CompileOptions &options,
+  /// view) to stage `to`, with the passes buildPipeline adds. Lowering to
+  /// the LLVM stage records the public functions' tensor signatures for
+  /// Executable::invoke first.
+  LogicalResult lower(ModuleOp module, Stage to,
+                      const PipelineOptions &options = {},
                       Stage from = Stage::Global);
   /// Runs a textual pass pipeline on `module`: anchored on the module, as
   /// mlir-opt's --pass-pipeline takes it ("builtin.module(dtensor-spmd)"),

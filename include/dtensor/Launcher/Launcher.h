@@ -37,7 +37,9 @@ struct LaunchOptions {
   std::map<int64_t, std::string> inputs;
   /// Seconds before the rank job is killed.
   int64_t timeoutSeconds = 120;
-  std::string hardware = "cpu";
+  /// Target as <backend>[:<hardware>]; empty: the module's own
+  /// dtensor.target (or the default target).
+  std::string target;
   /// Scheduling passes applied to the per-rank program before it is
   /// lowered, comma-separated as dtensor-overlap's `passes` option takes
   /// them ("default" for the default list); empty: none.

@@ -20,19 +20,12 @@
 
 namespace mlir::dtensor {
 
-class PeakMemoryBaseline;
-
 /// The options of the scheduling passes; each pass reads those it has.
 struct OverlapOptions {
   /// Pass names in order, without the `dtensor-` prefix (see
-  /// getOverlapPassNames); empty: getDefaultOverlapPasses(). The name
-  /// "default" stands for the default list.
-  std::vector<std::string> passes;
-  /// Cost-model preset, and optionally a hardware description file.
-  std::string hardware = "h200";
-  std::string hardwareFile;
-  /// Per-op cost table file (see CostFiles.h); empty: the cost model.
-  std::string costTable;
+  /// getOverlapPassNames); "default" stands for getDefaultOverlapPasses().
+  /// Empty: no scheduling.
+  std::vector<std::string> passes = {"default"};
   /// Allowed growth of the peak live memory over the unscheduled program,
   /// as a fraction (0.2: 20%); negative: no limit.
   double memoryBudget = 0.2;
@@ -52,17 +45,14 @@ llvm::ArrayRef<llvm::StringRef> getOverlapPassNames();
 llvm::ArrayRef<llvm::StringRef> getDefaultOverlapPasses();
 
 /// The scheduling pass called `name` (with or without the `dtensor-`
-/// prefix), configured by `options`; null for an unknown name. Passes
-/// created with the same `baseline` take their memory budget from the peak
-/// recorded by the one created with `recordBaseline` (the first of a
-/// pipeline), which records it from its input on every run.
-std::unique_ptr<Pass>
-createOverlapPass(llvm::StringRef name, const OverlapOptions &options,
-                  std::shared_ptr<PeakMemoryBaseline> baseline = nullptr,
-                  bool recordBaseline = false);
+/// prefix), configured by `options`; null for an unknown name. Hardware
+/// facts come from the module's target; the memory budget's baseline from
+/// each function's `dtensor.memory_baseline` (written by the first
+/// scheduling pass that runs on it).
+std::unique_ptr<Pass> createOverlapPass(llvm::StringRef name,
+                                        const OverlapOptions &options);
 
-/// Adds the passes `options.passes` names to `pm` (a module pass manager),
-/// sharing one memory baseline. Fails with a message in `error` for an
+/// Adds the passes `options.passes` names to `pm` (a module pass manager). Fails with a message in `error` for an
 /// unknown name.
 LogicalResult addOverlapPasses(OpPassManager &pm, const OverlapOptions &options,
                                std::string *error = nullptr);

@@ -5,6 +5,39 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SetTargetPass : Pass<"dtensor-set-target", "::mlir::ModuleOp"> {
+  let summary = "sets the module's target (backend, hardware, cost files)";
+  let description = [{
+    Sets fields of the module's `dtensor.target` attribute (starting from
+    the default target where the module has none): `target` as written on
+    the command line, `<backend>[:<hardware>]` (`cuda:h100`, `cpu`), and the
+    hardware description and cost table files. Fields not given are kept
+    (the chip only while the backend stays). What the tools' `--target`
+    option and the pipeline builder's target fields run first; the one place
+    where a pipeline overrides the hardware a module names.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "<backend>[:<hardware>], e.g. cuda:h200">,
+    Option<"hardwareFile", "hardware-file", "std::string", /*default=*/"\"\"",
+           "JSON hardware description overriding fields of the preset">,
+    Option<"costTable", "cost-table", "std::string", /*default=*/"\"\"",
+           "JSON per-op cost table (op name -> microseconds)">,
+  ];
+  let dependentDialects = ["::mlir::dtensor::DTensorDialect"];
+}
+
+def LowerToTargetPass : Pass<"dtensor-lower-to-target", "::mlir::ModuleOp"> {
+  let summary = "runs the lowering pipeline of the module's target backend";
+  let description = [{
+    Reads the module's `#dtensor.target` (the default target without one)
+    and runs the lowering pipeline its backend registered (for `cpu`: the
+    `dtensor-cpu-lowering` pipeline) as a dynamic pipeline on the module.
+    Fails with an error naming the backends this build has when the
+    target's backend is not one of them.
+  }];
+}
+
 def ApplyTPPlanPass : Pass<"dtensor-apply-tp-plan", "::mlir::ModuleOp"> {
   let summary = "applies a PyTorch-style tensor-parallel plan to a program";
   let description = [{
@@ -42,10 +75,6 @@ def PropagateLayoutsPass
     redistributions or removed; every op result ends up with a
     `dtensor.layouts` attribute and every argument with `dtensor.layout`.
   }];
-  let options = [
-    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
-           "cost-model preset: h100, h200 or cpu">,
-  ];
   let dependentDialects = ["::mlir::dtensor::DTensorDialect",
                            "::mlir::tensor::TensorDialect"];
 }
@@ -61,10 +90,6 @@ def PlanRedistributionsPass
     cost model, so `P -> S(d)` is one reduce_scatter rather than an
     all_reduce and a chunk.
   }];
-  let options = [
-    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
-           "cost-model preset: h100, h200 or cpu">,
-  ];
   let dependentDialects = ["::mlir::dtensor::DTensorDialect"];
 }
 
@@ -96,8 +121,6 @@ def CommReportPass : Pass<"dtensor-comm-report", "::mlir::ModuleOp"> {
            "output format: table or json">,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "file to write the report to ('-': standard output)">,
-    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
-           "cost-model preset: h100, h200 or cpu">,
   ];
 }
 
@@ -136,20 +159,15 @@ def ExportTimelinePass
     async collective runs on its stream from its `dtensor.async_start`
     until it is done and its `dtensor.wait` blocks compute until then; a
     synchronous collective blocks compute until it is done; collectives of
-    one stream run in issue order. Op times come from the cost model
-    (`hardware`, `hardware-file`) or a per-op cost table (`cost-table`).
+    one stream run in issue order. Op times come from the module's target
+    (`#dtensor.target`: the cost model of its hardware, or its per-op cost
+    table).
     Writes a Chrome-trace JSON file (`trace`, for Perfetto) and an SVG
     picture (`svg`), and prints one line per function with the total
     modelled time and the exposed communication time (the time compute
     waits for collectives). The IR is left unchanged. See docs/timeline.md.
   }];
   let options = [
-    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
-           "cost-model preset: h100, h200 or cpu">,
-    Option<"hardwareFile", "hardware-file", "std::string", /*default=*/"\"\"",
-           "JSON hardware description overriding fields of a preset">,
-    Option<"costTable", "cost-table", "std::string", /*default=*/"\"\"",
-           "JSON per-op cost table (op name -> microseconds)">,
     Option<"tracePath", "trace", "std::string", /*default=*/"\"\"",
            "file to write the Chrome-trace JSON to ('-': standard output)">,
     Option<"svgPath", "svg", "std::string", /*default=*/"\"\"",
@@ -163,6 +181,20 @@ def ExportTimelinePass
 //===----------------------------------------------------------------------===//
 // Overlap scheduling (docs/scheduling.md)
 //===----------------------------------------------------------------------===//
+
+// The options every scheduling pass shares, declared once. The memory
+// budget's baseline is the `dtensor.memory_baseline` attribute of each
+// function: the peak live memory (bytes) of its body before the first
+// scheduling pass ran, written by that pass, read by the later ones, so a
+// pass alone and inside `dtensor-overlap` decide alike.
+defvar SchedulingOptions = [
+    Option<"memoryBudget", "memory-budget", "double", /*default=*/"0.2",
+           "allowed growth of the peak live memory over the unscheduled "
+           "program (0.2: 20%; negative: no limit)">,
+    Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
+           "emit a remark per function with the peak live memory before "
+           "and after">,
+];
 
 def MakeCollectivesAsyncPass
     : Pass<"dtensor-async-collectives", "::mlir::ModuleOp"> {
@@ -187,14 +219,7 @@ def SinkWaitsPass : Pass<"dtensor-sink-waits", "::mlir::ModuleOp"> {
     Waits that end up before the same op keep their relative order. A move
     that would raise the peak live memory over the budget is refused.
   }];
-  let options = [
-    Option<"memoryBudget", "memory-budget", "double", /*default=*/"0.2",
-           "allowed growth of the peak live memory over the unscheduled "
-           "program (0.2: 20%; negative: no limit)">,
-    Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
-           "emit a remark per function with the peak live memory before "
-           "and after">,
-  ];
+  let options = SchedulingOptions;
 }
 
 def RaiseCommsPass : Pass<"dtensor-raise-comms", "::mlir::ModuleOp"> {
@@ -206,14 +231,7 @@ def RaiseCommsPass : Pass<"dtensor-raise-comms", "::mlir::ModuleOp"> {
     barrier. Its wait stays where it is. A move that would raise the peak
     live memory over the budget is refused.
   }];
-  let options = [
-    Option<"memoryBudget", "memory-budget", "double", /*default=*/"0.2",
-           "allowed growth of the peak live memory over the unscheduled "
-           "program (0.2: 20%; negative: no limit)">,
-    Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
-           "emit a remark per function with the peak live memory before "
-           "and after">,
-  ];
+  let options = SchedulingOptions;
 }
 
 def ReorderComputeForOverlapPass
@@ -232,28 +250,15 @@ def ReorderComputeForOverlapPass
     4. c(i) itself;
     and finally everything else, in program order. Compute of step 2 rolls
     over to the next collective when c(i) does not depend on c(i-1). Costs
-    come from the cost model of `hardware` (or `hardware-file`), or from a
-    per-op cost table (`cost-table`, JSON: op name -> microseconds,
+    come from the module's target (`#dtensor.target`): the cost model of its
+    hardware, or its per-op cost table (`cost_table`, JSON: op name -> microseconds,
     "default" for other ops that are not free, a wait costs 0 unless
     listed; ops the table lacks without a "default" use the cost model).
     Ties go to program order, so the result is deterministic. A move that
     would raise the peak live memory over the budget is refused (the op
     waits for its place in program order).
   }];
-  let options = [
-    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
-           "cost-model preset: h100, h200 or cpu">,
-    Option<"hardwareFile", "hardware-file", "std::string", /*default=*/"\"\"",
-           "JSON hardware description overriding fields of a preset">,
-    Option<"costTable", "cost-table", "std::string", /*default=*/"\"\"",
-           "JSON per-op cost table (op name -> microseconds)">,
-    Option<"memoryBudget", "memory-budget", "double", /*default=*/"0.2",
-           "allowed growth of the peak live memory over the unscheduled "
-           "program (0.2: 20%; negative: no limit)">,
-    Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
-           "emit a remark per function with the peak live memory before "
-           "and after">,
-  ];
+  let options = SchedulingOptions;
 }
 
 def BucketCollectivesPass
@@ -276,19 +281,7 @@ def BucketCollectivesPass
     Option<"bucketCapBytes", "bucket-cap-bytes", "int64_t",
            /*default=*/"26214400",
            "largest bucket, in bytes (default 25 MiB)">,
-    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
-           "cost-model preset: h100, h200 or cpu">,
-    Option<"hardwareFile", "hardware-file", "std::string", /*default=*/"\"\"",
-           "JSON hardware description overriding fields of a preset">,
-    Option<"costTable", "cost-table", "std::string", /*default=*/"\"\"",
-           "JSON per-op cost table (op name -> microseconds)">,
-    Option<"memoryBudget", "memory-budget", "double", /*default=*/"0.2",
-           "allowed growth of the peak live memory over the unscheduled "
-           "program (0.2: 20%; negative: no limit)">,
-    Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
-           "emit a remark per function with the peak live memory before "
-           "and after">,
-  ];
+  ] # SchedulingOptions;
   let dependentDialects = ["::mlir::dtensor::DTensorDialect"];
 }
 
@@ -378,19 +371,7 @@ def SplitMatmulAllReducePass
            "split every legal candidate, whatever the cost model says">,
     Option<"threshold", "threshold", "double", /*default=*/"1.0",
            "speedup (unsplit / pipelined modelled time) a split must show">,
-    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
-           "cost-model preset: h100, h200 or cpu">,
-    Option<"hardwareFile", "hardware-file", "std::string", /*default=*/"\"\"",
-           "JSON hardware description overriding fields of a preset">,
-    Option<"costTable", "cost-table", "std::string", /*default=*/"\"\"",
-           "JSON per-op cost table (op name -> microseconds)">,
-    Option<"memoryBudget", "memory-budget", "double", /*default=*/"0.2",
-           "allowed growth of the peak live memory over the unscheduled "
-           "program (0.2: 20%; negative: no limit)">,
-    Option<"reportMemory", "report-memory", "bool", /*default=*/"false",
-           "emit a remark per function with the peak live memory before "
-           "and after">,
-  ];
+  ] # SchedulingOptions;
   let statistics = [
     Statistic<"numSplit", "split", "all_reduces split into row chunks">,
   ];
@@ -429,8 +410,6 @@ def FuseCollectiveMatmulPass
     the break-even row count.
   }];
   let options = [
-    Option<"hardware", "hardware", "std::string", /*default=*/"\"h200\"",
-           "cost-model preset: h100, h200 or cpu">,
     Option<"force", "force", "bool", /*default=*/"false",
            "fuse every legal candidate, whatever the cost model says">,
     Option<"minRows", "min-rows", "int64_t", /*default=*/"0",

@@ -1413,3 +1413,39 @@ dtensor.mesh @big shape = [1000000000]
 
 // MESH1: the limit itself is accepted.
 dtensor.mesh @limit shape = [1024, 1024]
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #dtensor.target
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{[TG1] unknown backend 'tpu' (expected cpu or cuda)}}
+module attributes {dtensor.target = #dtensor.target<tpu, "h200">} {}
+
+// -----
+
+// expected-error@+1 {{[TG2] unknown hardware preset 'a100' (expected h100, h200 or cpu)}}
+module attributes {dtensor.target = #dtensor.target<cuda, "a100">} {}
+
+// -----
+
+// expected-error@+1 {{[TG3] 'chip' is only for the cuda backend}}
+module attributes {dtensor.target = #dtensor.target<cpu, "h200", chip = "sm_90">} {}
+
+// -----
+
+// expected-error@+1 {{[TG3] chip 'hopper' is not of the form sm_<digits>}}
+module attributes {dtensor.target = #dtensor.target<cuda, "h200", chip = "hopper">} {}
+
+// -----
+
+// expected-error@+1 {{[TG4] 'dtensor.target' belongs on a builtin.module}}
+func.func @f() attributes {dtensor.target = #dtensor.target<cpu, "h200">} {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{[TG4] 'dtensor.target' must be a #dtensor.target attribute}}
+module attributes {dtensor.target = "cuda"} {}

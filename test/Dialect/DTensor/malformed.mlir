@@ -911,3 +911,13 @@ func.func @yield_outside(%x: tensor<4xf32>) {
   // expected-error @+1 {{'dtensor.yield' op expects parent op 'dtensor.async_start'}}
   dtensor.yield %x : tensor<4xf32>
 }
+
+// -----
+
+// expected-error@+1 {{unknown target field 'arch' (expected chip, hardware_file or cost_table)}}
+module attributes {dtensor.target = #dtensor.target<cuda, "h200", arch = "sm_90">} {}
+
+// -----
+
+// expected-error@+1 {{target field 'chip' given twice}}
+module attributes {dtensor.target = #dtensor.target<cuda, "h200", chip = "sm_90", chip = "sm_80">} {}

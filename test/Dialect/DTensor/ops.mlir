@@ -532,3 +532,15 @@ func.func @async_more(%x: tensor<?x16xf32>, %a: tensor<8x4xf32>, %b: tensor<4x32
 // CHECK-LABEL: func.func private @future_type
 // CHECK-SAME: (!dtensor.future<tensor<4xf32>>, !dtensor.future<tensor<?x8xbf16>>) -> !dtensor.future<tensor<2x3x4xi8>>
 func.func private @future_type(!dtensor.future<tensor<4xf32>>, !dtensor.future<tensor<?x8xbf16>>) -> !dtensor.future<tensor<2x3x4xi8>>
+
+// -----
+
+// Targets: backend and hardware, with the optional fields.
+
+// CHECK: module attributes {dtensor.target = #dtensor.target<cpu, "h200">}
+module attributes {dtensor.target = #dtensor.target<cpu, "h200">} {}
+
+// -----
+
+// CHECK: module attributes {dtensor.target = #dtensor.target<cuda, "h100", chip = "sm_90", hardware_file = "hw.json", cost_table = "costs.json">}
+module attributes {dtensor.target = #dtensor.target<cuda, "h100", cost_table = "costs.json", chip = "sm_90", hardware_file = "hw.json">} {}
