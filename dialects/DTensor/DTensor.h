@@ -40,11 +40,16 @@ namespace mlir::dtensor {
 /// begins with the constraint id in brackets, e.g. "[AG3] ...".
 InFlightDiagnostic emitConstraintError(Operation *op, llvm::StringRef id);
 
-/// Looks up the mesh `layout` refers to and checks LAYOUT1-LAYOUT3 for a
+/// Looks up the mesh `layout` refers to and checks LAYOUT1-LAYOUT3, LAYOUT5 and LAYOUT6 for a
 /// tensor of type `type`. Returns the mesh, or null after a diagnostic.
 MeshOp verifyLayoutFor(Operation *op, LayoutAttr layout,
                        RankedTensorType type,
                        SymbolTableCollection &symbolTable);
+
+/// True if a Partial placement reducing with `kind` is defined on
+/// `elementType` elements (LAYOUT6): no min/max on complex numbers, no
+/// sum/avg/product on i1.
+bool partialAllowsElementType(ReduceKind kind, Type elementType);
 
 /// For each tensor dimension of a rank-`rank` tensor, the mesh axes that
 /// shard it, in split order.

@@ -69,6 +69,13 @@ def DTensor_LayoutAttr : DTensor_Attr<"Layout", "layout"> {
        the layout is applied to (checked by the op that applies it).
     4. `LAYOUT4`: all `P(op)` placements use the same `op` (mixed Partial
        reductions have no meaning).
+    5. `LAYOUT5`: no shard dimension is dynamic in the tensor the layout is
+       applied to (checked by the op that applies it): sharding a dynamic
+       dimension is not supported, the program is rejected where the layout
+       is written.
+    6. `LAYOUT6`: a `P(op)` placement is defined on the element type of the
+       tensor (checked by the op that applies it): no `min`/`max` on
+       complex numbers, no `sum`/`avg`/`product` on `i1`.
   }];
   let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
                         ArrayRefParameter<"PlacementAttr">:$placements);

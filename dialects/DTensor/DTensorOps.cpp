@@ -7,6 +7,7 @@
 
 #include "DTensor/DTensor.h"
 #include "dtensor/Support/ChunkMath.h"
+#include "dtensor/Support/SafeMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -114,9 +115,11 @@ LogicalResult MeshOp::verify() {
     if (size <= 0)
       return emitConstraintError(*this, "MESH1")
              << "mesh dimension " << i << " has non-positive size " << size;
-    if (llvm::MulOverflow(processes, size, processes))
+    if (llvm::MulOverflow(processes, size, processes) ||
+        processes > kMaxMeshProcesses)
       return emitConstraintError(*this, "MESH1")
-             << "the number of processes overflows a 64-bit integer";
+             << "more than " << kMaxMeshProcesses
+             << " processes (2^20), the limit for a mesh";
   }
   if (std::optional<ArrayAttr> names = getNames()) {
     if (static_cast<int64_t>(names->size()) != getRank())
@@ -185,6 +188,16 @@ static MeshOp verifyMeshAxes(Operation *op, FlatSymbolRefAttr mesh,
   return meshOp;
 }
 
+bool mlir::dtensor::partialAllowsElementType(ReduceKind kind,
+                                            Type elementType) {
+  // Complex numbers have no order; i1 sums, averages and products wrap.
+  if (isa<ComplexType>(elementType))
+    return kind == ReduceKind::Sum || kind == ReduceKind::Avg;
+  if (elementType.isInteger(1))
+    return kind == ReduceKind::Min || kind == ReduceKind::Max;
+  return true;
+}
+
 MeshOp mlir::dtensor::verifyLayoutFor(Operation *op, LayoutAttr layout,
                                       RankedTensorType type,
                                       SymbolTableCollection &symbolTable) {
@@ -207,6 +220,22 @@ MeshOp mlir::dtensor::verifyLayoutFor(Operation *op, LayoutAttr layout,
       emitConstraintError(op, "LAYOUT3")
           << "placement S(" << placement.getDim()
           << ") is out of range for a rank-" << type.getRank() << " tensor";
+      return {};
+    }
+    if (placement.isShard() && type.isDynamicDim(placement.getDim())) {
+      emitConstraintError(op, "LAYOUT5")
+          << "placement S(" << placement.getDim() << ") shards a dynamic "
+          << "dimension of " << type
+          << "; only static dimensions can be sharded";
+      return {};
+    }
+    if (placement.isPartial() &&
+        !partialAllowsElementType(placement.getReduce(),
+                                  type.getElementType())) {
+      emitConstraintError(op, "LAYOUT6")
+          << "placement P(" << stringifyReduceKind(placement.getReduce())
+          << ") is not defined on "
+          << type.getElementType() << " elements";
       return {};
     }
   }
@@ -438,12 +467,19 @@ static LogicalResult verifyScaledDim(Operation *op, StringRef id,
   int64_t in = input.getDimSize(dim), out = result.getDimSize(dim);
   if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
     return success();
-  if (!divide && out != in * groupSize)
+  // The product is checked: a wrapped one could equal the other size.
+  std::optional<int64_t> scaled = checkedMul(divide ? out : in, groupSize);
+  if (!scaled)
     return emitConstraintError(op, id)
-           << "expected result size " << in * groupSize << " along dimension "
+           << "size " << (divide ? out : in) << " along dimension " << dim
+           << " times the group size " << groupSize
+           << " overflows a 64-bit integer";
+  if (!divide && out != *scaled)
+    return emitConstraintError(op, id)
+           << "expected result size " << *scaled << " along dimension "
            << dim << " (" << in << " x group size " << groupSize << "), got "
            << out;
-  if (divide && in != out * groupSize)
+  if (divide && in != *scaled)
     return emitConstraintError(op, id)
            << "operand size " << in << " along dimension " << dim
            << " must be the group size " << groupSize << " times the result "

@@ -37,7 +37,8 @@ def DTensor_MeshOp : DTensor_Op<"mesh", [Symbol]> {
 
     Constraints:
     1. `MESH1`: the shape has at least one dimension, every size is
-       positive, and the number of processes fits in 64 bits.
+       positive, and the mesh has at most 2^20 processes (a resource limit,
+       `include/dtensor/Support/SafeMath.h`).
     2. `MESH2`: `names`, if given, has one unique, non-empty name per mesh
        dimension.
     3. `MESH3`: `devices`, if given, lists one unique non-negative rank per
@@ -105,7 +106,7 @@ def DTensor_AnnotateOp : DTensor_LayoutOp<"annotate", [Pure]> {
 
     Constraints:
     1. `ANN1`: the result type equals the operand type.
-    2. `LAYOUT1`-`LAYOUT3` hold for `layout` on the operand type.
+    2. `LAYOUT1`-`LAYOUT3`, `LAYOUT5` and `LAYOUT6` hold for `layout` on the operand type.
   }];
   let arguments = (ins AnyRankedTensor:$input, DTensor_LayoutAttr:$layout);
   let results = (outs AnyRankedTensor:$result);
@@ -136,7 +137,7 @@ def DTensor_RedistributeOp : DTensor_LayoutOp<"redistribute", [Pure]> {
     4. `RD4`: no mesh dimension goes from `R` to `P(product)` (a replicated
        value has no exact product decomposition).
     5. `RD5`: no mesh dimension goes from `P(a)` to `P(b)` with `a != b`.
-    6. `LAYOUT1`-`LAYOUT3` hold for both layouts on the operand type.
+    6. `LAYOUT1`-`LAYOUT3`, `LAYOUT5` and `LAYOUT6` hold for both layouts on the operand type.
   }];
   let arguments = (ins AnyRankedTensor:$input,
                        OptionalAttr<DTensor_LayoutAttr>:$from,
@@ -173,7 +174,7 @@ def DTensor_FromLocalOp : DTensor_LayoutOp<"from_local", [Pure]> {
        rank, and the global type is static.
     2. `LOCAL2`: each local dimension is dynamic or equals the size every
        process holds; it is dynamic where shards are uneven.
-    3. `LAYOUT1`-`LAYOUT3` hold for `layout` on the global type.
+    3. `LAYOUT1`-`LAYOUT3`, `LAYOUT5` and `LAYOUT6` hold for `layout` on the global type.
   }];
   let arguments = (ins AnyRankedTensor:$input, DTensor_LayoutAttr:$layout);
   let results = (outs AnyRankedTensor:$result);
@@ -198,7 +199,7 @@ def DTensor_ToLocalOp : DTensor_LayoutOp<"to_local", [Pure]> {
        rank, and the global type is static.
     2. `LOCAL2`: each local dimension is dynamic or equals the size every
        process holds; it is dynamic where shards are uneven.
-    3. `LAYOUT1`-`LAYOUT3` hold for `layout` on the global type.
+    3. `LAYOUT1`-`LAYOUT3`, `LAYOUT5` and `LAYOUT6` hold for `layout` on the global type.
   }];
   let arguments = (ins AnyRankedTensor:$input, DTensor_LayoutAttr:$layout);
   let results = (outs AnyRankedTensor:$result);

@@ -48,6 +48,9 @@ LogicalResult mlir::dtensor::buildPipeline(OpPassManager &pm, Stage from,
     return fail("split-all-reduce must be 0 (no split) or at least 2, got " +
                 Twine(options.splitAllReduce));
 
+  // Resource limits before any work proportional to the sizes (the input
+  // was verified when it was parsed; include/dtensor/Transforms/Screen.h).
+  pm.addPass(createScreenInputPass({/*verify=*/false}));
   if (!options.target.empty() || !options.hardwareFile.empty() ||
       !options.costTable.empty())
     pm.addPass(createSetTargetPass(

@@ -1,6 +1,7 @@
 //===- ChunkMath.cpp - torch.chunk arithmetic for shards ------------------===//
 
 #include "dtensor/Support/ChunkMath.h"
+#include "dtensor/Support/SafeMath.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -9,13 +10,16 @@
 namespace mlir::dtensor {
 
 int64_t maxChunkSize(int64_t length, int64_t numChunks) {
-  return (length + numChunks - 1) / numChunks;
+  // (length + numChunks - 1) / numChunks wraps for a length near 2^63.
+  return checkedCeilDiv(length, numChunks).value_or(0);
 }
 
 Chunk chunkOf(int64_t length, int64_t numChunks, int64_t index) {
   int64_t full = maxChunkSize(length, numChunks);
-  int64_t begin = std::min(length, full * index);
-  int64_t end = std::min(length, full * (index + 1));
+  // full * (index + 1) can exceed 2^63 - 1 when length is near it; any
+  // value past `length` clamps to it.
+  int64_t begin = std::min(length, saturatingProduct({full, index}));
+  int64_t end = std::min(length, saturatingProduct({full, index + 1}));
   return {begin, end - begin};
 }
 

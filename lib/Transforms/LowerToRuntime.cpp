@@ -225,6 +225,28 @@ LogicalResult RuntimeLowering::expandOps(func::FuncOp func) {
   func.walk([&](linalg::AggregatedOpInterface op) { aggregated.push_back(op); });
   for (linalg::AggregatedOpInterface op : aggregated) {
     builder.setInsertionPoint(op);
+    // Upstream's softmax decomposition builds its reductions on the
+    // output type and combines them with the input: invalid IR where one
+    // is static and the other dynamic in some dim (canonicalization after
+    // dtensor-specialize-rank folds one side only). Run it on the input
+    // type and cast the result back.
+    if (auto softmax = dyn_cast<linalg::SoftmaxOp>(op.getOperation())) {
+      Type inputType = softmax.getInputOperandType();
+      Type outputType = softmax.getOutputOperandType();
+      if (inputType != outputType && softmax->getNumResults() == 1) {
+        Value init = tensor::CastOp::create(builder, softmax.getLoc(),
+                                            inputType, softmax.getOutput());
+        auto typed = linalg::SoftmaxOp::create(
+            builder, softmax.getLoc(), TypeRange{inputType},
+            softmax.getInput(), init, softmax.getDimension());
+        Value back = tensor::CastOp::create(builder, softmax.getLoc(),
+                                            outputType, typed.getResult()[0]);
+        softmax->replaceAllUsesWith(ValueRange{back});
+        softmax->erase();
+        op = cast<linalg::AggregatedOpInterface>(typed.getOperation());
+        builder.setInsertionPoint(op);
+      }
+    }
     FailureOr<SmallVector<Value>> parts = op.decomposeOperation(builder);
     if (failed(parts))
       return op->emitError("cannot decompose this op for lowering");

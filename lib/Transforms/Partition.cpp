@@ -659,9 +659,13 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
     for (Value value : {op.getOperand(0), Value(op.getResult(0))}) {
       RankedTensorType local = localType(value);
-      if (!local.hasStaticShape())
-        return op.emitError("reshape of an unevenly sharded tensor ")
-               << local << " is not supported";
+      auto global = cast<RankedTensorType>(value.getType());
+      // Dims that are not sharded may be dynamic (replicated dynamic dims).
+      for (auto [dim, axes] : llvm::enumerate(
+               shardingAxesPerDim(layoutOf(value), global.getRank())))
+        if (!axes.empty() && local.isDynamicDim(dim))
+          return op.emitError("reshape of an unevenly sharded tensor ")
+                 << local << " is not supported";
     }
     auto source = cast<RankedTensorType>(op.getOperand(0).getType());
     LayoutAttr layout = layoutOf(op.getOperand(0));

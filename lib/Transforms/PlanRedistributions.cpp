@@ -49,9 +49,16 @@ struct PlanRedistributionsPass
       if (plan->steps.size() == 1)
         continue;
       if (plan->steps.empty()) {
-        // Only one-process axes change: nothing moves.
-        op.getResult().replaceAllUsesWith(op.getInput());
-        op.erase();
+        // The identity moves nothing: its uses take the operand. Where only
+        // one-process axes change, nothing moves either, but the users were
+        // given the `to` layout: the op stays (erasing it would hand them
+        // the `from` layout, which no strategy of theirs may accept, e.g.
+        // [S(1), S(1)] for [S(1), R] on a 2x1 mesh) and partitions to no
+        // communication.
+        if (*from == op.getTo()) {
+          op.getResult().replaceAllUsesWith(op.getInput());
+          op.erase();
+        }
         continue;
       }
       OpBuilder builder(op);

@@ -14,6 +14,7 @@
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Sharding/Redistribute.h"
 #include "dtensor/Sharding/ShardingRules.h"
+#include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
@@ -53,6 +54,64 @@ static bool isRecreatable(Value value) {
            fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() &&
            isRecreatable(fill.getOutputs()[0]);
   return false;
+}
+
+/// True if `layout` is one the layout ops reject on `type` (LAYOUT5, a
+/// sharded dynamic dim; LAYOUT6, a Partial reduction the element type has
+/// none of): strategies that would write one are not candidates.
+static bool isUnsupportedLayout(LayoutAttr layout, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!layout || !tensor)
+    return false;
+  for (PlacementAttr placement : layout.getPlacements()) {
+    if (placement.isShard() && placement.getDim() < tensor.getRank() &&
+        tensor.isDynamicDim(placement.getDim()))
+      return true;
+    if (placement.isPartial() &&
+        !partialAllowsElementType(placement.getReduce(),
+                                  tensor.getElementType()))
+      return true;
+  }
+  return false;
+}
+
+/// True if `layout` splits some dim of `type` into chunks of different
+/// sizes (torch.chunk's trailing remainder).
+static bool isUneven(LayoutAttr layout, Type type, MeshOp mesh) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!layout || !tensor)
+    return false;
+  for (auto [dim, splits] :
+       llvm::enumerate(splitsPerDim(layout, mesh, tensor.getRank())))
+    if (!splits.empty() &&
+        (tensor.isDynamicDim(dim) ||
+         !uniformChunkSize(tensor.getDimSize(dim), splits)))
+      return true;
+  return false;
+}
+
+/// The strategies of `op` under `spec` that every operand and result
+/// type supports. A reshape is exact only on even shards: a strategy that
+/// would shard a reshape unevenly (S(0) of 8 rows over 4 ranks carried
+/// onto the size-2 dim of 8 -> 2x4) is dropped, so propagation gathers
+/// first, as DTensor's view rules do, instead of partitioning failing.
+static SmallVector<ShardingStrategy>
+supportedStrategies(Operation *op, const ShardingSpec &spec, MeshOp mesh) {
+  SmallVector<ShardingStrategy> strategies = enumerateStrategies(spec, mesh);
+  bool reshape = isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
+  llvm::erase_if(strategies, [&](const ShardingStrategy &strategy) {
+    for (auto [operand, layout] :
+         llvm::zip(op->getOperands(), strategy.operands))
+      if (isUnsupportedLayout(layout, operand.getType()) ||
+          (reshape && isUneven(layout, operand.getType(), mesh)))
+        return true;
+    for (auto [result, layout] : llvm::zip(op->getResults(), strategy.results))
+      if (isUnsupportedLayout(layout, result.getType()) ||
+          (reshape && isUneven(layout, result.getType(), mesh)))
+        return true;
+    return false;
+  });
+  return strategies;
 }
 
 namespace {
@@ -158,7 +217,7 @@ ArrayRef<ShardingStrategy> Propagator::strategiesOf(Operation *op) {
   SmallVector<ShardingStrategy> strategies;
   FailureOr<ShardingSpec> spec = getShardingSpec(op, nullptr);
   if (succeeded(spec) && !spec->isCreation)
-    strategies = enumerateStrategies(*spec, mesh);
+    strategies = supportedStrategies(op, *spec, mesh);
   return userStrategies[op] = std::move(strategies);
 }
 
@@ -345,7 +404,8 @@ LogicalResult Propagator::visitOp(Operation *op) {
     return success();
   }
 
-  SmallVector<ShardingStrategy> strategies = enumerateStrategies(*spec, mesh);
+  SmallVector<ShardingStrategy> strategies =
+      supportedStrategies(op, *spec, mesh);
   // Known layouts change from op to op: so does the lookahead.
   lookahead.clear();
   const ShardingStrategy *best = nullptr;

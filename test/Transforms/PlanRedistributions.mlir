@@ -225,20 +225,23 @@ func.func @uneven_partial_max(%x: tensor<6x10xf32>) -> tensor<6x10xf32> {
 
 // -----
 
-// Steps on mesh axes of one process move nothing and are dropped.
+// Steps on mesh axes of one process move nothing and are dropped; a
+// redistribution that changes only such axes stays as one step (its users
+// rely on its `to` layout, issue 11).
 
 dtensor.mesh @m14 shape = [1, 4]
 dtensor.mesh @m41 shape = [4, 1]
 
 // CHECK-LABEL: func.func @size_one_axes
 // CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
-// Only the size-1 axis changes: removed.
+// Only the size-1 axis changes: kept as it is.
+// CHECK-NEXT: %[[A:.*]] = dtensor.redistribute %[[X]] from <@m14, [S(0), S(1)]> to <@m14, [R, S(1)]> : tensor<8x16xf32>
 // The one real step keeps the op, whatever the size-1 axis does.
 // CHECK-NEXT: %[[B:.*]] = dtensor.redistribute %[[X]] from <@m14, [S(0), S(1)]> to <@m14, [R, R]> : tensor<8x16xf32>
 // Mesh axis 1 holds dim 0 after mesh axis 0, but has one process: the
 // reduce_scatter on mesh axis 0 needs no gather first.
 // CHECK-NEXT: %[[C:.*]] = dtensor.redistribute %[[X]] from <@m41, [P(sum), S(0)]> to <@m41, [S(0), R]> : tensor<8x16xf32>
-// CHECK-NEXT: return %[[X]], %[[B]], %[[C]] :
+// CHECK-NEXT: return %[[A]], %[[B]], %[[C]] :
 func.func @size_one_axes(%x: tensor<8x16xf32>)
     -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
   %a = dtensor.redistribute %x from <@m14, [S(0), S(1)]> to <@m14, [R, S(1)]> : tensor<8x16xf32>

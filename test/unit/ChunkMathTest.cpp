@@ -1,12 +1,14 @@
 //===- ChunkMathTest.cpp - torch.chunk arithmetic -------------------------===//
 
 #include "dtensor/Support/ChunkMath.h"
+#include "dtensor/Support/SafeMath.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir::dtensor;
 
@@ -132,3 +134,33 @@ TEST(ChunkMath, UniformChunkSizeOfHugeSplitIsFast) {
 }
 
 } // namespace
+
+// (L + n - 1) / n wrapped for L near 2^63 (issue 11): the chunk size of
+// INT64_MAX over 2 came out negative.
+TEST(ChunkMath, NoOverflowNearInt64Max) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(maxChunkSize(kMax, 2), kMax / 2 + 1);
+  EXPECT_EQ(maxChunkSize(kMax, 1), kMax);
+  Chunk last = chunkOf(kMax, 2, 1);
+  EXPECT_EQ(last.offset, kMax / 2 + 1);
+  EXPECT_EQ(last.size, kMax / 2);
+  EXPECT_EQ(chunkOf(kMax, 3, 2).offset + chunkOf(kMax, 3, 2).size, kMax);
+  EXPECT_EQ(chunkSizes(kMax, {2}), (llvm::SmallVector<int64_t>{kMax / 2, kMax / 2 + 1}));
+}
+
+TEST(SafeMath, CheckedArithmetic) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(checkedMul(int64_t(1) << 62, 2), std::nullopt);
+  EXPECT_EQ(checkedMul(int64_t(1) << 61, 2), int64_t(1) << 62);
+  EXPECT_EQ(checkedAdd(kMax, 1), std::nullopt);
+  EXPECT_EQ(checkedCeilDiv(kMax, 2), kMax / 2 + 1);
+  EXPECT_EQ(checkedCeilDiv(5, 0), std::nullopt);
+  EXPECT_EQ(checkedCeilDiv(-1, 2), std::nullopt);
+  EXPECT_EQ(checkedProduct({int64_t(1) << 32, int64_t(1) << 31}),
+            std::nullopt);
+  EXPECT_EQ(checkedProduct({int64_t(1) << 31, int64_t(1) << 31}),
+            int64_t(1) << 62);
+  constexpr int64_t kSentinel = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(checkedProduct({4, kSentinel, 8}, kSentinel), 32);
+  EXPECT_EQ(saturatingProduct({int64_t(1) << 40, int64_t(1) << 40}), kMax);
+}

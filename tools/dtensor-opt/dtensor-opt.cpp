@@ -5,6 +5,11 @@
 // over to MlirOptMain. `--target=<backend>[:<hardware>]` sets the module's
 // target (dtensor-set-target) before the passes run.
 //
+// The input is parsed without verification and screened first
+// (dtensor-screen-input, which then verifies): some input makes upstream
+// verifiers crash (include/dtensor/Transforms/Screen.h), so it must be
+// rejected before any of them runs.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Compiler/Registration.h"
@@ -38,10 +43,22 @@ int main(int argc, char **argv) {
       registry);
 
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  if (!target.empty()) {
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFile, outputFile, registry));
+
+  // Screen, then verify, then set the target, then the requested pipeline.
+  // Where the user turned the parser's verifier off (to test passes on
+  // invalid IR), the IR is left as parsed.
+  bool screen = config.shouldVerifyOnParsing();
+  if (screen || !target.empty()) {
     MlirOptMainConfig passes = config;
-    config.setPassPipelineSetupFn([passes](PassManager &pm) {
-      pm.addPass(dtensor::createSetTargetPass({target, "", ""}));
+    config.verifyOnParsing(false);
+    config.setPassPipelineSetupFn([passes, screen](PassManager &pm) {
+      if (screen)
+        pm.addPass(dtensor::createScreenInputPass());
+      if (!target.empty())
+        pm.addPass(dtensor::createSetTargetPass({target, "", ""}));
       return passes.setupPassPipeline(pm);
     });
   }

@@ -28,7 +28,8 @@ struct Chunk {
 };
 
 /// ceil(length / numChunks): the padded size every chunk is brought to
-/// around collectives. Requires length >= 0 and numChunks > 0.
+/// around collectives. Requires length >= 0 and numChunks > 0 (0
+/// otherwise); exact for every int64 length.
 int64_t maxChunkSize(int64_t length, int64_t numChunks);
 
 /// The chunk that rank `index` of `numChunks` holds of a dimension of

@@ -286,6 +286,36 @@ def BucketCollectivesPass
   let dependentDialects = ["::mlir::dtensor::DTensorDialect"];
 }
 
+def ScreenInputPass : Pass<"dtensor-screen-input", "::mlir::ModuleOp"> {
+  let summary = "rejects input that upstream MLIR mishandles or that is too "
+                "large, then verifies";
+  let description = [{
+    The first step of every pipeline, run on the module as parsed and before
+    anything else reads it (`dtensor-opt` parses without verifying and runs
+    this pass first; `screenInput` in `include/dtensor/Transforms/Screen.h`
+    is the same check for other drivers). It emits a diagnostic for:
+
+    - input that reaches known bugs of upstream MLIR 22 (stock `mlir-opt`
+      crashes or emits invalid IR on it): a `tensor.concat` whose `dim` is
+      out of range (its verifier reads out of bounds), a
+      `tensor.expand_shape` whose `output_shape` contradicts its result type
+      (it verifies, then bufferization builds an invalid
+      `memref.expand_shape`);
+    - sizes beyond the resource limits of `include/dtensor/Support/
+      SafeMath.h`: a static tensor dimension over 2^40, a static tensor of
+      more than 2^48 elements, a mesh of more than 2^20 processes (checked
+      by the mesh verifier, MESH1), before any work proportional to them.
+
+    Then it runs the verifier on the module (unless `verify=false`).
+    `dtensor-opt --mlir-very-unsafe-disable-verifier-on-parsing` skips the
+    screening with the verifier.
+  }];
+  let options = [
+    Option<"verify", "verify", "bool", /*default=*/"true",
+           "run the verifier after screening">,
+  ];
+}
+
 def SpecializeRankPass : Pass<"dtensor-specialize-rank", "::mlir::ModuleOp"> {
   let summary = "the per-rank program of one process, coordinates constant";
   let description = [{

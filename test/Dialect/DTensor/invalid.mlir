@@ -314,6 +314,62 @@ func.func @rd_from_layout1(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 dtensor.mesh @tp shape = [4]
 
+// LAYOUT5: a dynamic dimension cannot be sharded (issue 11: partition did
+// chunk arithmetic on the dynamic-size sentinel).
+func.func @layout5(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{LAYOUT5] placement S(0) shards a dynamic dimension of 'tensor<?x8xf32>'; only static dimensions can be sharded}}
+  %y = dtensor.annotate %x layout <@tp, [S(0)]> : tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// LAYOUT5: the dynamic dim may be replicated, a static dim sharded.
+func.func @layout5_ok(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = dtensor.annotate %x layout <@tp, [S(1)]> : tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// LAYOUT6: complex numbers have no max (issue 11: failed only at CPU
+// lowering).
+func.func @layout6_complex(%x: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  // expected-error @+1 {{LAYOUT6] placement P(max) is not defined on 'complex<f32>' elements}}
+  %y = dtensor.annotate %x layout <@tp, [P(max)]> : tensor<8xcomplex<f32>>
+  return %y : tensor<8xcomplex<f32>>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// LAYOUT6: i1 has no sum.
+func.func @layout6_i1(%x: tensor<8xi1>) -> tensor<8xi1> {
+  // expected-error @+1 {{LAYOUT6] placement P(sum) is not defined on 'i1' elements}}
+  %y = dtensor.redistribute %x from <@tp, [R]> to <@tp, [P(sum)]> : tensor<8xi1>
+  return %y : tensor<8xi1>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// LAYOUT6: P(max) on i1 (a logical or) and P(sum) on complex are defined.
+func.func @layout6_ok(%x: tensor<8xi1>, %z: tensor<8xcomplex<f32>>) -> (tensor<8xi1>, tensor<8xcomplex<f32>>) {
+  %y = dtensor.annotate %x layout <@tp, [P(max)]> : tensor<8xi1>
+  %w = dtensor.annotate %z layout <@tp, [P(sum)]> : tensor<8xcomplex<f32>>
+  return %y, %w : tensor<8xi1>, tensor<8xcomplex<f32>>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
 // LAYOUT3 on the `to` layout of a redistribute.
 func.func @rd_to_layout3(%x: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{LAYOUT3] placement S(1) is out of range for a rank-1 tensor}}
@@ -1343,8 +1399,20 @@ func.func @wait2(%x: tensor<4xf32>) -> tensor<?xf32> {
 // -----
 
 // MESH1: process count overflow
-// expected-error @+1 {{MESH1] the number of processes overflows a 64-bit integer}}
+// expected-error @+1 {{MESH1] more than 1048576 processes (2^20), the limit for a mesh}}
 dtensor.mesh @huge shape = [4611686018427387904, 4]
+
+// -----
+
+// MESH1: a mesh over the resource limit is rejected before any work
+// proportional to its size (issue 11: a 10^9-rank mesh took >10 s).
+// expected-error @+1 {{MESH1] more than 1048576 processes (2^20), the limit for a mesh}}
+dtensor.mesh @big shape = [1000000000]
+
+// -----
+
+// MESH1: the limit itself is accepted.
+dtensor.mesh @limit shape = [1024, 1024]
 
 // -----
 

@@ -1,0 +1,70 @@
+// RUN: dtensor-opt %s -split-input-file -verify-diagnostics -o /dev/null
+// RUN: dtensor-opt %s -split-input-file --dtensor-spmd -verify-diagnostics -o /dev/null
+
+// Input that reaches bugs of upstream MLIR 22 (stock mlir-opt crashes or
+// emits invalid IR on it) or exceeds the resource limits gets a diagnostic
+// from dtensor-screen-input, which dtensor-opt runs before the verifier
+// (issue 11).
+
+// tensor.concat's verifier segfaults on a negative dim.
+func.func @concat_negative(%a: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{concatenation dim -1 is out of range for the rank-2 result 'tensor<4x8xf32>'}}
+  %c = tensor.concat dim(-1) %a, %b : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
+
+// -----
+
+// An expand_shape whose output_shape contradicts its result type verifies
+// upstream; bufferization then builds an invalid memref.expand_shape.
+func.func @expand_contradicts(%x: tensor<12xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{output_shape entry 0 (3) contradicts the result type 'tensor<4x3xf32>'}}
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [3, 4] : tensor<12xf32> into tensor<4x3xf32>
+  return %e : tensor<4x3xf32>
+}
+
+// -----
+
+// A static output_shape entry for a dynamic result dim.
+func.func @expand_static_for_dynamic(%x: tensor<?xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{output_shape entry 0 (3) contradicts the result type 'tensor<?x4xf32>'}}
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [3, 4] : tensor<?xf32> into tensor<?x4xf32>
+  return %e : tensor<?x4xf32>
+}
+
+// -----
+
+// A consistent expand_shape passes.
+func.func @expand_ok(%x: tensor<12xf32>) -> tensor<3x4xf32> {
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [3, 4] : tensor<12xf32> into tensor<3x4xf32>
+  return %e : tensor<3x4xf32>
+}
+
+// -----
+
+// Resource limits: a dimension over 2^40 (here 2^62, whose chunk
+// arithmetic overflowed)...
+// expected-error @+1 {{dimension of 4611686018427387904 elements in 'tensor<4611686018427387904xf32>' exceeds the limit of 1099511627776 (2^40)}}
+func.func @huge_dim(%x: tensor<4611686018427387904xf32>) -> tensor<4611686018427387904xf32> {
+  return %x : tensor<4611686018427387904xf32>
+}
+
+// -----
+
+// ... and an element count over 2^48, or one that wraps int64 (to 0 here,
+// which made ranks segfault in host slicing).
+func.func @huge_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tensor<1099511627776x1099511627776xf32>' has more than 281474976710656 (2^48) elements, the limit for a tensor}}
+  %e = tensor.empty() : tensor<1099511627776x1099511627776xf32>
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// A collective over a huge dim never reaches the verifier's arithmetic.
+dtensor.mesh @tp shape = [4]
+// expected-error @+1 {{exceeds the limit of 1099511627776 (2^40)}}
+func.func @ag_wraps(%x: tensor<4611686018427387904xf32>) -> tensor<0xf32> {
+  %g = dtensor.all_gather %x on @tp axes = [0] gather_dim = 0 : tensor<4611686018427387904xf32> -> tensor<0xf32>
+  return %g : tensor<0xf32>
+}
