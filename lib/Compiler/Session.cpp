@@ -7,6 +7,7 @@
 #include "dtensor/Compiler/Registration.h"
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Transforms/Passes.h"
+#include "dtensor/Transforms/Screen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -99,7 +100,7 @@ FailureOr<OwningOpRef<ModuleOp>> Session::parse(llvm::StringRef source,
     printer =
         std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr, &impl->context);
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &impl->context);
+      parseAndScreen(sourceMgr, &impl->context);
   if (!module)
     return failure();
   return module;

@@ -40,3 +40,9 @@ func.func @f(%x: tensor<8x4xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>},
 // RUN: env DTENSOR_RT_FAULT=bogus not timeout 120 dtensor-run %s -n 4 2>&1 | FileCheck %s --check-prefix=RANKFAIL
 // RANKFAIL-DAG: dtensor runtime: rank {{[0-3]}}: init: unknown DTENSOR_RT_FAULT value 'bogus'
 // RANKFAIL-DAG: dtensor-run: error: the rank job failed with exit code
+
+// Input that crashes MLIR 22's own verifier is screened when dtensor-run
+// (Session::parse) reads it: a diagnostic and exit 2, not a segfault.
+// RUN: dtensor-run %S/Inputs/concat-negative-dim.mlir -n 2 > %t.concat.txt 2>&1; test $? -eq 2
+// RUN: FileCheck %s --check-prefix=SCREEN < %t.concat.txt
+// SCREEN: error: concatenation dim -1 is out of range for the rank-2 result 'tensor<4x8xf32>'
