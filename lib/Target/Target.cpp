@@ -4,7 +4,10 @@
 
 #include "dtensor/Analysis/CostFiles.h"
 
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <mutex>
@@ -76,6 +79,16 @@ mlir::dtensor::getTargetCostEstimator(Operation *op, StringRef prefix) {
   if (!table)
     return op->emitError(prefix + llvm::toString(table.takeError()));
   return createTableCostEstimator(std::move(*table), std::move(estimator));
+}
+
+void mlir::dtensor::addBufferizationPasses(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.allowReturnAllocsFromLoops = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
 }
 
 //===----------------------------------------------------------------------===//

@@ -80,6 +80,12 @@ public:
   virtual llvm::StringRef getRuntimeLibrary() const = 0;
 };
 
+/// Adds what every backend's lowering does to make buffers of tensors: One-Shot
+/// Bufferize across function boundaries (identity layouts at the
+/// boundaries; fresh buffers allowed out of loops, which collectives in
+/// loops produce each iteration), then canonicalize.
+void addBufferizationPasses(OpPassManager &pm);
+
 /// Registers `backend` under its name (idempotent per name).
 void registerTargetBackend(std::unique_ptr<TargetBackend> backend);
 /// The backend registered under `name`, or null.

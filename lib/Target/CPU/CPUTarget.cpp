@@ -30,14 +30,7 @@ void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
   // arith/math on tensors have no bufferization: make them linalg.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  // Collectives inside loops produce fresh buffers each iteration.
-  bufferize.allowReturnAllocsFromLoops = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
+  addBufferizationPasses(pm);
   // Function by function, on the context's thread pool.
   OpPassManager &perFunction = pm.nest<func::FuncOp>();
   perFunction.addPass(createConvertLinalgToLoopsPass());

@@ -86,13 +86,7 @@ void mlir::dtensor::buildCUDALoweringPipeline(
   pm.addPass(createCSEPass());
 
   // 3. Buffers (as on the CPU target).
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.allowReturnAllocsFromLoops = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
+  addBufferizationPasses(pm);
 
   // 4. Matmuls -> cuBLASLt through the runtime, zero fills folded in.
   //    Before any canonicalization could move the fill away.
