@@ -67,3 +67,11 @@ func.func @f(%x: tensor<8x4xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>},
     -> (tensor<8x4xf32> {dtensor.layout = #dtensor.layout<@m, [R]>}) {
   return %x : tensor<8x4xf32>
 }
+
+// A returned tensor.empty has undefined contents on every rank and in the
+// reference: reported, not compared (no false MISMATCH).
+// RUN: timeout 120 dtensor-run %S/Inputs/undefined-output.mlir -n 4 --seed 1 | FileCheck %s --check-prefix=UNDEF
+// UNDEF: output #0 tensor<6x8xf32> on @tp [S(0)]: undefined (a tensor.empty), not compared
+// UNDEF: output #1 tensor<8x8xi32> on @tp [S(1)]: max relative error 0.000e+00 {{.*}} ok
+// UNDEF: output #3 tensor<6x8xf32> on @tp [P(max)]: max relative error 0.000e+00 {{.*}} ok
+// UNDEF: PASS
