@@ -35,6 +35,10 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # The CUDA runtime (test/Target/CUDA): "cuda-runtime" when it is built,
 # "cuda-driver" when libcuda.so.1 can be loaded (a GPU machine). CI has no
 # driver and checks the library's exports and the no-device error.
+# CPU ranks over MPI (DTENSOR_ENABLE_CPU_TARGET): dtensor-run, the CPU
+# runtime and its tests.
+if getattr(config, "dtensor_enable_cpu_target", False):
+    config.available_features.add("cpu-target")
 if getattr(config, "dtensor_enable_cuda", False):
     config.available_features.add("cuda-runtime")
     import ctypes

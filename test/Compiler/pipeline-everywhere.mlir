@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // One pipeline, the same output wherever it runs: the text below through
 // dtensor-opt, and the same options through dtensor-run (which compiles with
 // Session::lower and the launcher's PipelineOptions), give the same per-rank

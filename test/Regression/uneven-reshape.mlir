@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // RUN: dtensor-opt %s --verify-each --dtensor-spmd | FileCheck %s
 // RUN: timeout 120 dtensor-run %s -n 4 --entry split_rows --seed 5 | FileCheck %s --check-prefix=EXEC
 // RUN: sed 's/shape = \[4\] names/shape = [3] names/' %dtensor_src_root/examples/attention.mlir > %t.attn3.mlir

@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // RUN: dtensor-opt %s -split-input-file --verify-each --dtensor-spmd | FileCheck %s
 // RUN: sed 's/shape = \[2, 1\]/shape = [1, 2]/' %s > %t.12.mlir
 // RUN: dtensor-opt %t.12.mlir -split-input-file --verify-each --dtensor-spmd | FileCheck %s --check-prefix=M12

@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // bf16 programs on CPU ranks: the TP MLP and the sequence-parallel MLP with
 // every tensor in bf16, on 4 and 2 ranks, against the unsharded bf16
 // program. Collectives move bf16 and reduce it in f32 (MPI has no 16-bit

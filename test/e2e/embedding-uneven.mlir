@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // Row-sharded embedding tables with fewer rows than torch.chunk gives every
 // rank: some rank holds no rows at all, so its local table is empty and the
 // lookup must not read it (the partitioner pads it to one zero row; an

@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // dtensor-run's errors: each names the cause, none hangs.
 // RUN: not dtensor-run %s -n 2 2>&1 | FileCheck %s --check-prefix=RANKS
 // RANKS: error: mesh @m has 4 processes; run with -n 4

@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // A deliberately wrong collective (the runtime swaps the blocks of group
 // indices 0 and 1 in every all_gather) must be caught by the numerics check.
 // RUN: env DTENSOR_RT_FAULT=swap-gather-chunks not timeout 120 dtensor-run %s -n 4 --seed 3 | FileCheck %s

@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // Comm-compute fusion executed on CPU ranks: dtensor-run --fuse fuses every
 // legal all_gather + matmul and matmul + reduce_scatter of the per-rank
 // program, lowers the fused ops to their ring pipelines (permutes and chunk

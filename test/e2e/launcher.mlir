@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // dtensor-run's options and the launcher's checks (issue 11).
 //
 // Option errors exit 2 (1 is reserved for a mismatch) and say what is wrong.

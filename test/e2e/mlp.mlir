@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // Tensor-parallel MLPs executed on CPU ranks and checked against the
 // unsharded program: a 2-D mesh (data x tensor parallel), an uneven hidden
 // size, and a K-sharded matmul whose Partial result is requested as

@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // Per-rank programs scheduled for communication/compute overlap
 // (dtensor-run --overlap applies the dtensor-overlap pipeline after
 // partitioning) still compute what the unsharded program computes, on 4

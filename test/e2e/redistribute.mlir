@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // Every redistribution kind, executed on CPU ranks over MPI and compared with
 // the unsharded program (dtensor-run exits 0 only within tolerance).
 // The mesh size is substituted so that each case runs on 2 and on 4 ranks.

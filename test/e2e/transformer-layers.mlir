@@ -1,3 +1,4 @@
+// REQUIRES: cpu-target
 // A 6-layer transformer (bench/compile_time/gen_transformer.py at toy
 // sizes) under the sequence-parallel plan, fused and scheduled for overlap,
 // compiled with its repeated layers outlined into one function
