@@ -8,7 +8,6 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::dtensor;

@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Analysis/CommAnalysis.h"
-#include "dtensor/Analysis/CostFiles.h"
 #include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 

@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Analysis/CostEstimator.h"
-#include "dtensor/Analysis/CostFiles.h"
 #include "dtensor/Analysis/Timeline.h"
 #include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"

@@ -3,7 +3,6 @@
 #include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
-#include "dtensor/Analysis/CostFiles.h"
 #include "dtensor/Sharding/Redistribute.h"
 
 namespace mlir::dtensor {

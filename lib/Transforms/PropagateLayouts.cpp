@@ -10,7 +10,6 @@
 #include "dtensor/Target/Target.h"
 #include "dtensor/Transforms/Passes.h"
 
-#include "dtensor/Analysis/CostFiles.h"
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Sharding/Redistribute.h"
 #include "dtensor/Sharding/ShardingRules.h"
