@@ -150,6 +150,9 @@ void mlir::dtensor::registerCUDADialects(DialectRegistry &registry) {
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
+  // gpu.binary's offloading handler (#gpu.select_object) embeds the
+  // kernels' binary when the host module is translated to LLVM IR.
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   // The LLVM conversions of gpu-to-nvvm and gpu-to-llvm go through these.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
