@@ -8,7 +8,8 @@
 #
 #   scripts/cuda-rt-test.sh [N]        (default 2; N >= 2)
 #
-# Environment: BIN_DIR (default build/bin; libdtensor_runtime_cuda.so is found
+# Environment: SINGLE_GPU (default 1; 0: one GPU per rank, rank r on device
+# r, real NCCL over NVLink on a machine with N GPUs), BIN_DIR (default build/bin; libdtensor_runtime_cuda.so is found
 # in BIN_DIR/../lib through the binary's RUNPATH), FAULT_TIMEOUT (seconds the
 # watchdog gets in the fault run, default 10), LOG_DIR (default a temp dir).
 set -uo pipefail
@@ -56,7 +57,7 @@ launch() {
   for ((r = 0; r < N; r++)); do
     DTENSOR_RANK=$r DTENSOR_WORLD_SIZE=$N DTENSOR_LOCAL_RANK=$r \
     DTENSOR_MASTER_ADDR=127.0.0.1 DTENSOR_MASTER_PORT=$port \
-    DTENSOR_SINGLE_GPU_TEST=1 \
+    DTENSOR_SINGLE_GPU_TEST=${SINGLE_GPU:-1} \
       timeout -k 5 "$limit" "$BIN" "$@" >"$LOG_DIR/$phase.$r.log" 2>&1 &
     pids+=($!)
   done
