@@ -88,7 +88,8 @@ launch() {
   done
 }
 
-echo "== $N ranks on one GPU: collectives, matmuls, mgpu* (logs: $LOG_DIR)"
+if [ "${SINGLE_GPU:-1}" = 1 ]; then where="one GPU"; else where="one GPU each"; fi
+echo "== $N ranks on $where: collectives, matmuls, mgpu* (logs: $LOG_DIR)"
 launch main 600
 for ((r = 0; r < N; r++)); do
   log=$LOG_DIR/main.$r.log
