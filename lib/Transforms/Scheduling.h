@@ -204,10 +204,10 @@ Block *getSchedulableBody(FunctionOpInterface func);
 void reportMemory(FunctionOpInterface func, StringRef passName, int64_t before,
                   int64_t after, const BlockSchedule &schedule);
 
-/// The function loop of a scheduling pass: starts the module run of
-/// `budget`, then calls `fn` for each function of `module` with a
-/// schedulable body, with the schedule of that body in its current order,
-/// limited by the budget, and the peak of that order.
+/// The function loop of a scheduling pass: calls `fn` for each function of
+/// `module` with a schedulable body, with the schedule of that body in its
+/// current order, limited by `budget` (which records the function's
+/// baseline where it has none), and the peak of that order.
 void forEachSchedulableFunction(
     ModuleOp module, MemoryBudget &budget,
     function_ref<void(FunctionOpInterface func, Block &body,
