@@ -9,11 +9,13 @@
 #include "dtensor/Support/EntryLayouts.h"
 #include "dtensor/Support/HostLayout.h"
 #include "dtensor/Support/HostTensor.h"
+#include "dtensor/Support/SafeMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -318,6 +320,32 @@ llvm::Error Driver::makeInputs(uint64_t seed) {
       return makeError("--input " + llvm::Twine(index) + "=" + file + ": @" +
                        entryName + " has " + llvm::Twine(numArgs) +
                        " argument" + (numArgs == 1 ? "" : "s"));
+  // The host holds every global input and, for the comparison, every
+  // output: refuse what cannot fit before allocating any of it.
+  uint64_t bytes = 0;
+  for (Type type : llvm::concat<const Type>(entry.getArgumentTypes(),
+                                            entry.getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<ElementType> element =
+        tensor ? getHostElementType(tensor.getElementType()) : std::nullopt;
+    if (!tensor || !tensor.hasStaticShape() || !element)
+      continue;
+    // Both terms stay at most UINT64_MAX / 2: the sum cannot wrap.
+    uint64_t count = saturatingProduct(tensor.getShape());
+    uint64_t width = getByteWidth(*element);
+    uint64_t tensorBytes =
+        count > UINT64_MAX / 2 / width ? UINT64_MAX / 2 : count * width;
+    bytes = std::min<uint64_t>(UINT64_MAX / 2, bytes + tensorBytes);
+  }
+  uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  if (bytes > memory / 2)
+    return makeError(llvm::formatv("the inputs and outputs of @{0} take {1:F1} "
+                                   "GiB on the host, more than half of its "
+                                   "{2:F1} GiB of memory",
+                                   entryName, bytes / 1073741824.0,
+                                   memory / 1073741824.0)
+                         .str());
   std::mt19937_64 rng(seed);
   for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);

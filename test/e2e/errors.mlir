@@ -47,3 +47,9 @@ func.func @f(%x: tensor<8x4xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>},
 // RUN: dtensor-run %S/Inputs/concat-negative-dim.mlir -n 2 > %t.concat.txt 2>&1; test $? -eq 2
 // RUN: FileCheck %s --check-prefix=SCREEN < %t.concat.txt
 // SCREEN: error: concatenation dim -1 is out of range for the rank-2 result 'tensor<4x8xf32>'
+
+// Inputs and outputs the host cannot hold are refused before any of them is
+// allocated (issue 11: sizes checked against memory).
+// RUN: dtensor-run %S/Inputs/huge-input.mlir -n 2 > %t.huge.txt 2>&1; test $? -eq 2
+// RUN: FileCheck %s --check-prefix=HUGE < %t.huge.txt
+// HUGE: error: the inputs and outputs of @huge take 74505.8 GiB on the host, more than half of its {{.*}} GiB of memory
