@@ -44,6 +44,13 @@ std::optional<RowMatmul> mlir::dtensor::matchRowMatmul(Operation *op,
     why = "not a multiply-accumulate contraction of two tensors";
     return std::nullopt;
   }
+  // Nothing to pipeline or chunk, and slices of a size-0 dim are invalid
+  // (MLIR reports any offset there as out of bounds).
+  for (Type type : op->getOperandTypes())
+    if (llvm::is_contained(cast<ShapedType>(type).getShape(), 0)) {
+      why = "an operand has a dimension of size 0";
+      return std::nullopt;
+    }
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(linalgOp);
   SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
