@@ -29,7 +29,7 @@ llvm_config.with_system_environment(
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.dtensor_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["dtensor-opt", "dtensor-run", "dtensor-compile"], tool_dirs)
+llvm_config.add_tool_substitutions(["dtensor-opt", "dtensor-run", "dtensor-compile", "dtensor-launch"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # The CUDA runtime (test/Target/CUDA): "cuda-runtime" when it is built,

@@ -41,31 +41,6 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// The public function named `name`, or the only public function.
-static llvm::Expected<func::FuncOp> findEntry(ModuleOp module,
-                                              llvm::StringRef name) {
-  func::FuncOp entry;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isExternal())
-      continue;
-    if (!name.empty()) {
-      if (func.getSymName() == name)
-        return func;
-      continue;
-    }
-    if (!func.isPublic())
-      continue;
-    if (entry)
-      return makeError("several public functions; choose one with --entry");
-    entry = func;
-  }
-  if (!name.empty())
-    return makeError("no function @" + name);
-  if (!entry)
-    return makeError("no public function to compile");
-  return entry;
-}
-
 /// Element types and shapes of an unsharded entry's tensors.
 static llvm::Expected<llvm::json::Object> describeSignature(func::FuncOp func) {
   auto describe = [&](TypeRange types,
@@ -106,6 +81,109 @@ static void addManifest(llvm::Module &module, llvm::StringRef json) {
       llvm::BasicBlock::Create(context, "entry", function));
   builder.CreateRet(
       builder.CreateGlobalString(json, "dtensor_artifact_manifest_json"));
+}
+
+/// Adds
+///   int dtensor_artifact_init(int *argc, char ***argv)
+/// which initialises the runtime (dtensor_rt_init with the library's
+/// default backend: it bootstraps from the launcher's environment) and
+/// registers every mesh of `meshes` in order, skipping those larger than
+/// the world as every process does alike; returns non-zero on failure, and
+///   void dtensor_artifact_finalize(void).
+static void addInit(llvm::Module &module, llvm::ArrayRef<HostMesh> meshes) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptr = llvm::PointerType::get(context, 0);
+  auto *i32 = llvm::Type::getInt32Ty(context);
+  auto *i64 = llvm::Type::getInt64Ty(context);
+  auto *voidType = llvm::Type::getVoidTy(context);
+  llvm::FunctionCallee rtInit = module.getOrInsertFunction(
+      "dtensor_rt_init", llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false));
+  llvm::FunctionCallee worldSize = module.getOrInsertFunction(
+      "dtensor_rt_world_size", llvm::FunctionType::get(i64, false));
+  llvm::FunctionCallee registerMesh = module.getOrInsertFunction(
+      "dtensor_rt_register_mesh",
+      llvm::FunctionType::get(i32, {i64, i64, ptr, ptr}, false));
+  llvm::FunctionCallee rtFinalize = module.getOrInsertFunction(
+      "dtensor_rt_finalize", llvm::FunctionType::get(voidType, false));
+
+  auto *init = llvm::Function::Create(
+      llvm::FunctionType::get(i32, {ptr, ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, "dtensor_artifact_init", module);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", init));
+  llvm::BasicBlock *failed = llvm::BasicBlock::Create(context, "failed", init);
+  llvm::Value *rc = builder.CreateCall(
+      rtInit, {llvm::ConstantPointerNull::get(ptr), init->getArg(0),
+               init->getArg(1)});
+  auto continueUnless = [&](llvm::Value *failure, const llvm::Twine &name) {
+    llvm::BasicBlock *next = llvm::BasicBlock::Create(context, name, init);
+    builder.CreateCondBr(failure, failed, next);
+    builder.SetInsertPoint(next);
+  };
+  continueUnless(builder.CreateICmpNE(rc, builder.getInt32(0)), "meshes");
+  llvm::Value *world = meshes.empty() ? nullptr : builder.CreateCall(worldSize);
+  auto constantArray = [&](llvm::ArrayRef<int64_t> values,
+                           const llvm::Twine &name) -> llvm::Constant * {
+    auto *type = llvm::ArrayType::get(i64, values.size());
+    return new llvm::GlobalVariable(
+        module, type, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantDataArray::get(context, values), name);
+  };
+  for (auto [id, mesh] : llvm::enumerate(meshes)) {
+    llvm::BasicBlock *add =
+        llvm::BasicBlock::Create(context, "register." + mesh.name, init);
+    llvm::BasicBlock *next =
+        llvm::BasicBlock::Create(context, "after." + mesh.name, init);
+    builder.CreateCondBr(
+        builder.CreateICmpSLE(builder.getInt64(mesh.size()), world), add,
+        next);
+    builder.SetInsertPoint(add);
+    llvm::Value *shape = constantArray(mesh.shape, "mesh.shape." + mesh.name);
+    llvm::Value *devices =
+        mesh.devices.empty()
+            ? static_cast<llvm::Value *>(llvm::ConstantPointerNull::get(ptr))
+            : constantArray(mesh.devices, "mesh.devices." + mesh.name);
+    llvm::Value *registered = builder.CreateCall(
+        registerMesh, {builder.getInt64(id), builder.getInt64(mesh.shape.size()),
+                       shape, devices});
+    builder.CreateCondBr(builder.CreateICmpNE(registered, builder.getInt32(0)),
+                         failed, next);
+    builder.SetInsertPoint(next);
+  }
+  builder.CreateRet(builder.getInt32(0));
+  builder.SetInsertPoint(failed);
+  builder.CreateRet(builder.getInt32(1));
+
+  auto *finalize = llvm::Function::Create(
+      llvm::FunctionType::get(voidType, false),
+      llvm::GlobalValue::ExternalLinkage, "dtensor_artifact_finalize", module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", finalize));
+  builder.CreateCall(rtFinalize);
+  builder.CreateRetVoid();
+}
+
+/// Adds `void dtensor_artifact_run(void **packed)`, the entry's C interface
+/// in packed form: packed[i] points to the i-th parameter of
+/// `_mlir_ciface_<entry>` (the result descriptor's address first when the
+/// entry has results, then one descriptor address per argument).
+static llvm::Error addRun(llvm::Module &module, llvm::StringRef entry) {
+  llvm::Function *ciface = module.getFunction(("_mlir_ciface_" + entry).str());
+  if (!ciface)
+    return makeError("the lowered program has no C interface for @" + entry);
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptr = llvm::PointerType::get(context, 0);
+  auto *run = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, "dtensor_artifact_run", module);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", run));
+  llvm::SmallVector<llvm::Value *> args;
+  for (auto [i, param] : llvm::enumerate(ciface->args())) {
+    llvm::Value *slot = builder.CreateLoad(
+        ptr, builder.CreateConstGEP1_64(ptr, run->getArg(0), i));
+    args.push_back(builder.CreateLoad(param.getType(), slot));
+  }
+  builder.CreateCall(ciface, args);
+  builder.CreateRetVoid();
+  return llvm::Error::success();
 }
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
@@ -170,8 +248,11 @@ static llvm::Error linkSharedLibrary(const ArtifactOptions &options,
   std::string rpath = ("-Wl,-rpath," + options.runtimeDir + ":" +
                        llvm::sys::path::parent_path(runnerUtils))
                           .str();
+  // -Bsymbolic: calls inside the artifact bind to its own functions, never
+  // to another artifact's of the same name loaded in the same process (a
+  // sharded program and its unsharded reference share their entry's name).
   llvm::SmallVector<llvm::StringRef> args = {
-      *linker,     "-shared", object,      "-o",
+      *linker,     "-shared", "-Wl,-Bsymbolic", object, "-o",
       options.outputPath, libraryPath, library, runnerUtils, rpath};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
                                                 log.str()};
@@ -211,15 +292,24 @@ llvm::Error mlir::dtensor::compileArtifact(Session &session, ModuleOp module,
   std::string targetName =
       (target.getBackend() + ":" + target.getHardware()).str();
 
-  llvm::Expected<func::FuncOp> entry = findEntry(module, options.entry);
+  llvm::Expected<func::FuncOp> entry =
+      Session::selectEntry(module, options.entry);
   if (!entry)
     return entry.takeError();
   std::string entryName = entry->getSymName().str();
 
   // Lower, recording what the entry takes and returns on the way.
+  llvm::json::Array integerBounds, undefinedResults;
+  for (unsigned i = 0, e = entry->getNumArguments(); i < e; ++i)
+    integerBounds.push_back(Session::getIntegerInputBound(*entry, i));
+  for (bool undefined : Session::getUndefinedResults(*entry))
+    undefinedResults.push_back(undefined);
   llvm::json::Object manifest{{"target", targetName},
                               {"entry", entryName},
-                              {"unsharded", options.unsharded}};
+                              {"unsharded", options.unsharded},
+                              {"integer_bounds", std::move(integerBounds)},
+                              {"undefined_results", std::move(undefinedResults)}};
+  std::vector<HostMesh> meshes;
   if (options.unsharded) {
     Session::stripPlacements(module);
     llvm::Expected<llvm::json::Object> signature = describeSignature(*entry);
@@ -243,6 +333,7 @@ llvm::Error mlir::dtensor::compileArtifact(Session &session, ModuleOp module,
     if (!json)
       return json.takeError();
     manifest["layouts"] = std::move(*json);
+    meshes = layouts->meshes;
     if (failed(session.lower(module, Stage::LLVM, options.pipeline,
                              Stage::PerRank)))
       return makeError("lowering the sharded program failed");
@@ -259,6 +350,9 @@ llvm::Error mlir::dtensor::compileArtifact(Session &session, ModuleOp module,
   llvm::raw_string_ostream(manifestText)
       << llvm::json::Value(std::move(manifest));
   addManifest(*llvmModule, manifestText);
+  addInit(*llvmModule, meshes);
+  if (llvm::Error error = addRun(*llvmModule, entryName))
+    return error;
 
   auto machine = createHostTargetMachine();
   if (!machine)

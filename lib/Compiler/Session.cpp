@@ -10,6 +10,7 @@
 #include "dtensor/Transforms/Screen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -253,119 +254,86 @@ FailureOr<std::unique_ptr<Executable>> Session::compile(ModuleOp module) {
 
 Executable::~Executable() = default;
 
-namespace {
-/// An MLIR ranked memref descriptor of any rank, laid out as the C
-/// interface expects: {allocated, aligned, offset, sizes[rank],
-/// strides[rank]}.
-struct Descriptor {
-  explicit Descriptor(int64_t rank) : words(3 + 2 * rank, 0) {}
-  std::vector<int64_t> words;
-  void *data() { return words.data(); }
-};
-} // namespace
-
 llvm::Expected<std::vector<HostTensor>>
 Executable::invoke(llvm::StringRef name,
                    llvm::ArrayRef<const HostTensor *> args) {
-  auto fail = [&](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "calling '" + name + "': " + message);
-  };
   auto it = signatures.find(name);
   if (it == signatures.end())
-    return fail("no such public function");
-  const Signature &signature = it->second;
-  if (args.size() != signature.args.size())
-    return fail("expected " + llvm::Twine(signature.args.size()) +
-                " arguments, got " + llvm::Twine(args.size()));
-  // Compiled code may write into its argument buffers (bufferization
-  // treats function arguments as writable): give it copies, so that the
-  // caller's tensors stay unchanged and repeated calls see the same inputs.
-  std::vector<std::vector<char>> copies;
-  for (const HostTensor *arg : args)
-    copies.push_back(arg->data);
-  std::vector<Descriptor> inputs;
-  for (auto [i, arg] : llvm::enumerate(args)) {
-    auto [type, rank] = signature.args[i];
-    if (arg->type != type || static_cast<int64_t>(arg->shape.size()) != rank)
-      return fail("argument #" + llvm::Twine(i) + " must be a rank-" +
-                  llvm::Twine(rank) + " " + getElementTypeName(type) +
-                  " tensor, got rank " + llvm::Twine(arg->shape.size()) + " " +
-                  getElementTypeName(arg->type));
-    Descriptor d(rank);
-    auto data = reinterpret_cast<intptr_t>(copies[i].data());
-    d.words[0] = data;
-    d.words[1] = data;
-    int64_t stride = 1;
-    for (int64_t dim = rank - 1; dim >= 0; --dim) {
-      d.words[3 + dim] = arg->shape[dim];
-      d.words[3 + rank + dim] = stride;
-      stride *= arg->shape[dim];
-    }
-    inputs.push_back(std::move(d));
-  }
-  // Results: one descriptor, or a struct of descriptors (all 8-byte words).
-  size_t resultWords = 0;
-  for (auto [type, rank] : signature.results)
-    resultWords += 3 + 2 * rank;
-  std::vector<int64_t> resultStorage(std::max<size_t>(resultWords, 1), 0);
-  void *resultPointer = resultStorage.data();
-  SmallVector<void *> inputPointers;
-  for (Descriptor &d : inputs)
-    inputPointers.push_back(d.data());
-  SmallVector<void *> packed;
-  if (!signature.results.empty())
-    packed.push_back(&resultPointer);
-  for (void *&p : inputPointers)
-    packed.push_back(&p);
-  if (llvm::Error error =
-          engine->invokePacked(("_mlir_ciface_" + name).str(), packed))
-    return std::move(error);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "calling '" + name +
+                                       "': no such public function");
+  std::string symbol = ("_mlir_ciface_" + name).str();
+  return callPacked(name, it->second, args, BufferSpace::host(),
+                    [&](void **packed) {
+                      // invokePacked takes the packed pointers as a list.
+                      size_t count = it->second.args.size() +
+                                     (it->second.results.empty() ? 0 : 1);
+                      return engine->invokePacked(
+                          symbol, llvm::MutableArrayRef<void *>(packed, count));
+                    });
+}
 
-  std::vector<HostTensor> results;
-  size_t at = 0;
-  for (auto [type, rank] : signature.results) {
-    int64_t *words = resultStorage.data() + at;
-    at += 3 + 2 * rank;
-    SmallVector<int64_t> shape(words + 3, words + 3 + rank);
-    HostTensor result(type, shape);
-    int64_t width = getByteWidth(type);
-    auto *base = reinterpret_cast<const char *>(words[1]) + words[2] * width;
-    // Copy honouring the result's strides.
-    SmallVector<int64_t> index(rank, 0);
-    for (int64_t i = 0, n = result.getNumElements(); i < n; ++i) {
-      int64_t offset = 0;
-      for (int64_t d = 0; d < rank; ++d)
-        offset += index[d] * words[3 + rank + d];
-      std::memcpy(result.data.data() + i * width, base + offset * width, width);
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        if (++index[d] < shape[d])
-          break;
-        index[d] = 0;
-      }
-    }
-    results.push_back(std::move(result));
-  }
-  // Free the buffers the call allocated, once each and after every result
-  // is copied: results may share one (a tensor returned twice, views of one
-  // allocation). Views of the arguments are the caller's copies, and
-  // constants live in memref.globals, whose descriptors carry 0xdeadbeef
-  // as the allocated pointer (MLIR's memref-to-LLVM lowering).
-  constexpr uintptr_t kGlobalAllocated = 0xdeadbeef;
-  llvm::SmallPtrSet<void *, 4> freed;
-  at = 0;
-  for (auto [type, rank] : signature.results) {
-    int64_t *words = resultStorage.data() + at;
-    at += 3 + 2 * rank;
-    void *allocated = reinterpret_cast<void *>(words[0]);
-    bool isArgument = llvm::any_of(inputs, [&](Descriptor &d) {
-      return reinterpret_cast<void *>(d.words[0]) == allocated;
-    });
-    if (!allocated || isArgument ||
-        reinterpret_cast<uintptr_t>(allocated) == kGlobalAllocated)
+llvm::Expected<func::FuncOp> Session::selectEntry(ModuleOp module,
+                                                  llvm::StringRef name) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  func::FuncOp entry;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
       continue;
-    if (freed.insert(allocated).second)
-      std::free(allocated);
+    if (name.empty() ? func.isPublic() : func.getSymName() == name) {
+      if (entry && name.empty())
+        return error("several public functions; choose one with --entry");
+      entry = func;
+    }
   }
-  return results;
+  if (!entry)
+    return error(name.empty() ? llvm::Twine("no public function to run")
+                              : "no function @" + name);
+  for (auto func : module.getOps<func::FuncOp>())
+    func.setVisibility(func == entry ? SymbolTable::Visibility::Public
+                                     : SymbolTable::Visibility::Private);
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (func != entry && SymbolTable::symbolKnownUseEmpty(func, module)) {
+        func.erase();
+        erased = true;
+      }
+  }
+  return entry;
+}
+
+std::vector<bool> Session::getUndefinedResults(func::FuncOp entry) {
+  auto isUndefined = [](Value value) {
+    while (Operation *op = value.getDefiningOp()) {
+      if (isa<tensor::EmptyOp>(op))
+        return true;
+      if (!isa<AnnotateOp, RedistributeOp, tensor::CastOp>(op))
+        return false;
+      value = op->getOperand(0);
+    }
+    return false;
+  };
+  std::vector<bool> undefined;
+  for (Value result : entry.getBody().back().getTerminator()->getOperands())
+    undefined.push_back(isUndefined(result));
+  return undefined;
+}
+
+int64_t Session::getIntegerInputBound(func::FuncOp entry, unsigned argIndex) {
+  int64_t bound = 16;
+  entry.walk([&](tensor::GatherOp gather) {
+    Value indices = gather.getIndices();
+    while (auto annotate = indices.getDefiningOp<AnnotateOp>())
+      indices = annotate.getInput();
+    auto arg = dyn_cast<BlockArgument>(indices);
+    if (arg && arg.getArgNumber() == argIndex)
+      bound =
+          std::min(bound == 16 ? gather.getSourceType().getDimSize(0) : bound,
+                   gather.getSourceType().getDimSize(0));
+  });
+  return bound;
 }

@@ -8,6 +8,8 @@
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Support/EntryLayouts.h"
 #include "dtensor/Support/HostLayout.h"
+#include "dtensor/Support/OutputCheck.h"
+#include "dtensor/Support/Process.h"
 #include "dtensor/Support/HostTensor.h"
 #include "dtensor/Support/SafeMath.h"
 
@@ -69,67 +71,24 @@ RankLauncher::~RankLauncher() = default;
 
 namespace {
 
-/// Runs `argv` in its own process group; kills the group after `timeout`
-/// seconds. Returns the exit code, or -1 on timeout, -2 if it cannot start.
-int runWithTimeout(const std::vector<std::string> &argv, int64_t timeout) {
-  std::vector<char *> args;
-  for (const std::string &arg : argv)
-    args.push_back(const_cast<char *>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0)
-    return -2;
-  if (pid == 0) {
-    setpgid(0, 0);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
-  while (true) {
-    int status;
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(-pid, SIGTERM);
-      std::this_thread::sleep_for(std::chrono::seconds(2));
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
 class MpiRankLauncher : public RankLauncher {
 public:
   MpiRankLauncher(std::string mpirun, std::string worker)
       : mpirun(std::move(mpirun)), worker(std::move(worker)) {}
 
   llvm::Error run(const RankJob &job) override {
-    auto program = llvm::sys::findProgramByName(mpirun);
-    if (!program || !llvm::sys::fs::can_execute(*program))
-      return makeError("'" + mpirun +
-                       "' not found: install OpenMPI (scripts/setup.sh does) "
-                       "or pass --mpirun");
-    std::vector<std::string> command = {*program};
-    if (getuid() == 0)
-      command.push_back("--allow-run-as-root");
-    for (const char *arg : {"--oversubscribe", "--bind-to", "none", "-n"})
-      command.push_back(arg);
-    command.push_back(std::to_string(job.ranks));
-    command.push_back(worker);
-    command.push_back("--worker=" + job.workDir);
-    int status = runWithTimeout(command, job.timeoutSeconds);
-    if (status == -1)
+    llvm::Expected<std::vector<std::string>> command = getMpirunCommand(
+        mpirun, job.ranks, {worker, "--worker=" + job.workDir});
+    if (!command)
+      return command.takeError();
+    int status = runWithTimeout(*command, job.timeoutSeconds);
+    if (status == kTimedOut)
       return makeError("the rank job did not finish within " +
                        llvm::Twine(job.timeoutSeconds) +
                        " s and was killed (raise --timeout if it is just "
                        "slow)");
-    if (status == -2)
-      return makeError("cannot start " + *program);
+    if (status == kCannotStart)
+      return makeError("cannot start " + command->front());
     if (status != 0)
       return makeError("the rank job failed with exit code " +
                        llvm::Twine(status) + " (see the rank's message above)");
@@ -173,41 +132,6 @@ std::string mlir::dtensor::validateOptions(const LaunchOptions &options) {
 }
 
 namespace {
-
-/// Upper bound of random integer inputs: the rows of the embedding table an
-/// argument indexes, else 16.
-int64_t integerBound(func::FuncOp func, unsigned argIndex) {
-  int64_t bound = 16;
-  func.walk([&](tensor::GatherOp gather) {
-    Value indices = gather.getIndices();
-    while (auto annotate = indices.getDefiningOp<AnnotateOp>())
-      indices = annotate.getInput();
-    auto arg = dyn_cast<BlockArgument>(indices);
-    if (arg && arg.getArgNumber() == argIndex)
-      bound =
-          std::min(bound == 16 ? gather.getSourceType().getDimSize(0) : bound,
-                   gather.getSourceType().getDimSize(0));
-  });
-  return bound;
-}
-
-/// The maximum relative error of `got` against `want`:
-/// max|a - b| / max(max|b|, 1e-30).
-double relativeError(const HostTensor &got, const HostTensor &want) {
-  double maxDiff = 0, maxRef = 0;
-  for (int64_t k = 0, n = want.getNumElements(); k < n; ++k) {
-    maxDiff = std::max(maxDiff, std::fabs(got.get(k) - want.get(k)));
-    maxRef = std::max(maxRef, std::fabs(want.get(k)));
-  }
-  return maxDiff / std::max(maxRef, 1e-30);
-}
-
-std::string joinRanks(const std::vector<int64_t> &ranks) {
-  std::string text;
-  for (int64_t rank : ranks)
-    text += (text.empty() ? "" : ", ") + std::to_string(rank);
-  return text;
-}
 
 /// The sharded program as the ranks run it, and what compiling it did.
 struct ShardedProgram {
@@ -262,54 +186,16 @@ private:
   std::vector<bool> undefinedResults;
 };
 
-/// Whether `value` is a tensor.empty, seen through the ops that only place
-/// or reinterpret it: its elements are undefined, on every rank alike.
-static bool isUndefinedTensor(Value value) {
-  while (Operation *op = value.getDefiningOp()) {
-    if (isa<tensor::EmptyOp>(op))
-      return true;
-    if (!isa<AnnotateOp, RedistributeOp, tensor::CastOp>(op))
-      return false;
-    value = op->getOperand(0);
-  }
-  return false;
-}
-
 llvm::Error Driver::selectEntry(ModuleOp module) {
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isExternal())
-      continue;
-    if (options.entry.empty() ? func.isPublic()
-                              : func.getSymName() == options.entry) {
-      if (entry && options.entry.empty())
-        return makeError("several public functions; choose one with --entry");
-      entry = func;
-    }
-  }
-  if (!entry)
-    return makeError(options.entry.empty()
-                         ? llvm::Twine("no public function to run")
-                         : "no function @" + options.entry);
+  llvm::Expected<func::FuncOp> selected =
+      Session::selectEntry(module, options.entry);
+  if (!selected)
+    return selected.takeError();
+  entry = *selected;
   entryName = entry.getSymName().str();
-  // Only the entry is called from the host; functions it does not reach are
-  // not compiled at all.
-  for (auto func : module.getOps<func::FuncOp>())
-    func.setVisibility(func == entry ? SymbolTable::Visibility::Public
-                                     : SymbolTable::Visibility::Private);
-  bool erased = true;
-  while (erased) {
-    erased = false;
-    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-      if (func != entry && SymbolTable::symbolKnownUseEmpty(func, module)) {
-        func.erase();
-        erased = true;
-      }
-  }
   if (module.getOps<MeshOp>().empty())
     return makeError("the program declares no dtensor.mesh");
-  for (Value result :
-       entry.getBody().back().getTerminator()->getOperands())
-    undefinedResults.push_back(isUndefinedTensor(result));
+  undefinedResults = Session::getUndefinedResults(entry);
   return llvm::Error::success();
 }
 
@@ -373,18 +259,8 @@ llvm::Error Driver::makeInputs(uint64_t seed) {
       inputs.push_back(std::move(*loaded));
       continue;
     }
-    HostTensor input(*element, tensor.getShape());
-    if (*element != ElementType::I32 && *element != ElementType::I64) {
-      std::uniform_real_distribution<double> dist(-1.0, 1.0);
-      for (int64_t k = 0, n = input.getNumElements(); k < n; ++k)
-        input.set(k, dist(rng));
-    } else {
-      std::uniform_int_distribution<int64_t> dist(0,
-                                                  integerBound(entry, i) - 1);
-      for (int64_t k = 0, n = input.getNumElements(); k < n; ++k)
-        input.set(k, static_cast<double>(dist(rng)));
-    }
-    inputs.push_back(std::move(input));
+    inputs.push_back(makeRandomTensor(*element, tensor.getShape(), rng,
+                                      Session::getIntegerInputBound(entry, i)));
   }
   return llvm::Error::success();
 }
@@ -484,57 +360,13 @@ llvm::Error Driver::writeJob(const EntryLayouts &layouts) {
 
 llvm::Expected<bool> Driver::compare(const EntryLayouts &layouts,
                                      const std::vector<HostTensor> &expected) {
-  bool allGood = true;
-  for (auto [i, spec] : llvm::enumerate(layouts.results)) {
-    if (i < undefinedResults.size() && undefinedResults[i]) {
-      os << "  output #" << i << " " << layouts.describe(spec)
-         << ": undefined (a tensor.empty), not compared\n";
-      continue;
-    }
-    const HostMesh &mesh = layouts.getMesh(spec);
-    std::vector<HostTensor> locals;
-    for (int64_t position = 0; position < mesh.size(); ++position) {
-      int64_t rank = mesh.rankAt(position);
-      llvm::Expected<HostTensor> local = readNpy(
-          path("out" + llvm::Twine(i) + ".rank" + llvm::Twine(rank) + ".npy"));
-      if (!local)
-        return makeError("rank " + llvm::Twine(rank) + " left no output #" +
-                         llvm::Twine(i) + ": " +
-                         llvm::toString(local.takeError()));
-      // .npy has no bf16: ranks write bf16 outputs as f32 (writeNpy).
-      if (spec.type == ElementType::BF16 && local->type == ElementType::F32)
-        *local = castHostTensor(*local, ElementType::BF16);
-      locals.push_back(std::move(*local));
-    }
-    HostReassembly global =
-        reassemble(locals, spec.type, spec.shape, spec.layout, mesh);
-    if (!global.error.empty())
-      return makeError("output #" + llvm::Twine(i) + ": " + global.error);
-    // Every copy is checked; the report gives the worst.
-    double worst = 0;
-    std::vector<std::vector<int64_t>> bad;
-    for (const HostReplica &replica : global.replicas) {
-      double relative = relativeError(replica.value, expected[i]);
-      bool good = !std::isnan(relative) && relative <= options.tolerance;
-      if (!good)
-        bad.push_back(replica.ranks);
-      if (!std::isnan(worst) && (std::isnan(relative) || relative > worst))
-        worst = relative;
-    }
-    allGood &= bad.empty();
-    os << llvm::format("  output #%zu %s: max relative error %.3e "
-                       "(tolerance %.1e) %s",
-                       i, layouts.describe(spec).c_str(), worst,
-                       options.tolerance, bad.empty() ? "ok" : "MISMATCH");
-    if (!bad.empty() && global.replicas.size() > 1) {
-      os << " in " << bad.size() << " of " << global.replicas.size()
-         << " copies: ";
-      for (auto [k, ranks] : llvm::enumerate(bad))
-        os << (k ? "; " : "") << "ranks " << joinRanks(ranks);
-    }
-    os << "\n";
-  }
-  return allGood;
+  return checkOutputs(
+      layouts, undefinedResults, &expected, options.tolerance,
+      [&](size_t i, int64_t rank) {
+        return readNpy(path("out" + llvm::Twine(i) + ".rank" +
+                            llvm::Twine(rank) + ".npy"));
+      },
+      os);
 }
 
 void Driver::printTiming() {

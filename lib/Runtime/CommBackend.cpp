@@ -85,6 +85,16 @@ void *CommBackend::allocateStage(size_t bytes) {
 
 void CommBackend::releaseStage(void *ptr) { std::free(ptr); }
 
+void CommBackend::writeBuffer(void *buffer, const void *host, size_t bytes) {
+  if (bytes)
+    std::memcpy(buffer, host, bytes);
+}
+
+void CommBackend::readBuffer(void *host, const void *buffer, size_t bytes) {
+  if (bytes)
+    std::memcpy(host, buffer, bytes);
+}
+
 void CommBackend::copy(const StridedView &dst, const StridedView &src) {
   copyView(dst, src);
 }

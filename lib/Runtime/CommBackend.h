@@ -168,6 +168,15 @@ public:
   virtual void releaseStage(void *ptr);
   /// Copies `src` to `dst` (equal sizes), either strided.
   virtual void copy(const StridedView &dst, const StridedView &src);
+  /// The entry's argument and result buffers (dtensor_rt_buffer_*): host
+  /// memory by default; a device backend copies between the host and its
+  /// device memory on its stream. readBuffer returns with the data on the
+  /// host, after everything enqueued before it; writeBuffer returns when
+  /// `host` may be reused. Buffers are allocated and released as stages.
+  virtual void writeBuffer(void *buffer, const void *host, size_t bytes);
+  virtual void readBuffer(void *host, const void *buffer, size_t bytes);
+  /// Waits for everything this process enqueued (nothing on the host).
+  virtual void synchronize() {}
   /// Divides `count` dense elements by `n` in place (the avg reduction;
   /// integers truncate toward zero).
   virtual void divide(void *data, size_t count, ElemType type, int64_t n);

@@ -30,9 +30,13 @@
 // avg is sum followed by a division by the group size (truncating toward
 // zero for integers).
 //
-// Fault injection: DTENSOR_RT_FAULT=swap-gather-chunks makes all_gather
-// place the blocks of group indices 0 and 1 swapped, a deliberately wrong
-// result for testing numerics checkers. Any other non-empty value aborts.
+// Fault injection (for testing the checkers and the fault handling):
+// DTENSOR_RT_FAULT=swap-gather-chunks makes all_gather place the blocks of
+// group indices 0 and 1 swapped, a deliberately wrong result;
+// DTENSOR_RT_FAULT=skip-collective:R makes world rank R skip its first
+// collective (it returns at once, its output unwritten), so that the other
+// ranks wait for it: a hang the backend's watchdog or the launcher's
+// timeout must end. Any other non-empty value aborts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,6 +83,8 @@ struct State {
   std::map<int64_t, Pending> pending;
   int64_t nextHandle = 1;
   bool swapGatherChunks = false;
+  /// The world rank that skips its first collective (skip-collective:R).
+  int64_t skipCollectiveRank = -1;
 };
 
 State &state() {
@@ -255,9 +261,27 @@ int64_t identityPosition(int64_t j) { return j; }
 
 /// Runs a Pending entry to completion.
 void finish(Pending &p) {
-  p.request->wait();
+  if (p.request)
+    p.request->wait();
   if (p.complete)
     p.complete(p);
+}
+
+/// Whether the planted skip-collective fault applies to this collective
+/// (the first one of its rank): if so, a note goes to stderr and the caller
+/// returns without starting anything.
+bool skipCollective(const char *op) {
+  State &s = state();
+  if (s.skipCollectiveRank < 0 ||
+      backendFor(op).worldRank() != s.skipCollectiveRank)
+    return false;
+  s.skipCollectiveRank = -1;
+  std::fprintf(stderr,
+               "dtensor runtime: rank %lld: %s: skipped (planted fault "
+               "DTENSOR_RT_FAULT=skip-collective)\n",
+               static_cast<long long>(backendFor(op).worldRank()), op);
+  std::fflush(stderr);
+  return true;
 }
 
 /// Synchronous forms complete at once; start_* forms get a handle.
@@ -372,6 +396,8 @@ int64_t allReduce(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t reduce) {
   Call c("all_reduce", type, async, inRank, in, outRank, out);
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   c.checkSameShape();
   bool divide = false;
   ReduceOp rop = reduceOp(c.op, reduce, divide);
@@ -392,6 +418,8 @@ int64_t allGather(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t gatherDim) {
   Call c("all_gather", type, async, inRank, in, outRank, out);
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   c.checkSameRank();
   checkDim(c.op, "gather dim", gatherDim, inRank);
   CommGroup &group = getGroup(c.op, meshId, axesMask);
@@ -423,6 +451,8 @@ int64_t reduceScatter(ElemType type, bool async, int64_t inRank, void *in,
                       int64_t outRank, void *out, int64_t meshId,
                       int64_t axesMask, int64_t scatterDim, int64_t reduce) {
   Call c("reduce_scatter", type, async, inRank, in, outRank, out);
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   c.checkSameRank();
   checkDim(c.op, "scatter dim", scatterDim, inRank);
   bool divide = false;
@@ -448,6 +478,8 @@ int64_t allToAll(ElemType type, bool async, int64_t inRank, void *in,
                  int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                  int64_t splitDim, int64_t concatDim) {
   Call c("all_to_all", type, async, inRank, in, outRank, out);
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   c.checkSameRank();
   checkDim(c.op, "split dim", splitDim, inRank);
   checkDim(c.op, "concat dim", concatDim, inRank);
@@ -498,6 +530,8 @@ int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
                 int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                 int64_t permRank, void *perm) {
   Call c("permute", type, async, inRank, in, outRank, out);
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   c.checkSameShape();
   if (permRank != 1)
     fatal(c.op, "perm has rank " + std::to_string(permRank) + ", expected 1");
@@ -541,6 +575,8 @@ int64_t broadcast(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t root) {
   Call c("broadcast", type, async, inRank, in, outRank, out);
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   c.checkSameShape();
   CommGroup &group = getGroup(c.op, meshId, axesMask);
   int64_t n = group.getSize();
@@ -600,11 +636,20 @@ int dtensor_rt_init(const char *backend, int *argc, char ***argv) {
     return 1;
   if (const char *fault = std::getenv("DTENSOR_RT_FAULT")) {
     std::string value = fault;
-    if (value == "swap-gather-chunks")
+    std::string skipPrefix = "skip-collective:";
+    char *end = nullptr;
+    if (value == "swap-gather-chunks") {
       s.swapGatherChunks = true;
-    else if (!value.empty())
+    } else if (value.rfind(skipPrefix, 0) == 0 &&
+               value.size() > skipPrefix.size() &&
+               (s.skipCollectiveRank = std::strtoll(
+                    value.c_str() + skipPrefix.size(), &end, 10)) >= 0 &&
+               *end == '\0') {
+      // Parsed above.
+    } else if (!value.empty()) {
       fatal("init", "unknown DTENSOR_RT_FAULT value '" + value +
-                        "' (known: swap-gather-chunks)");
+                        "' (known: swap-gather-chunks, skip-collective:R)");
+    }
   }
   return 0;
 }
@@ -700,6 +745,36 @@ int dtensor_rt_register_mesh(int64_t mesh, int64_t rank, const int64_t *shape,
 }
 
 void dtensor_rt_barrier(void) { backendFor("barrier").barrier("barrier"); }
+
+static size_t bufferBytes(const char *op, int64_t bytes) {
+  if (bytes < 0)
+    fatal(op, "negative size " + std::to_string(bytes));
+  return static_cast<size_t>(bytes);
+}
+
+void *dtensor_rt_buffer_alloc(int64_t bytes) {
+  const char *op = "buffer_alloc";
+  return backendFor(op).allocateStage(bufferBytes(op, bytes));
+}
+
+void dtensor_rt_buffer_free(void *buffer) {
+  if (buffer)
+    backendFor("buffer_free").releaseStage(buffer);
+}
+
+void dtensor_rt_buffer_write(void *buffer, const void *host, int64_t bytes) {
+  const char *op = "buffer_write";
+  backendFor(op).writeBuffer(buffer, host, bufferBytes(op, bytes));
+}
+
+void dtensor_rt_buffer_read(void *host, const void *buffer, int64_t bytes) {
+  const char *op = "buffer_read";
+  backendFor(op).readBuffer(host, buffer, bufferBytes(op, bytes));
+}
+
+void dtensor_rt_synchronize(void) {
+  backendFor("synchronize").synchronize();
+}
 
 //===----------------------------------------------------------------------===//
 // Compiled code

@@ -264,3 +264,21 @@ HostTensor mlir::dtensor::sliceHostTensor(const HostTensor &tensor,
   });
   return result;
 }
+
+HostTensor mlir::dtensor::makeRandomTensor(ElementType type,
+                                           llvm::ArrayRef<int64_t> shape,
+                                           std::mt19937_64 &rng,
+                                           int64_t integerBound) {
+  HostTensor tensor(type, shape);
+  if (type != ElementType::I32 && type != ElementType::I64) {
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (int64_t k = 0, n = tensor.getNumElements(); k < n; ++k)
+      tensor.set(k, dist(rng));
+  } else {
+    std::uniform_int_distribution<int64_t> dist(
+        0, std::max<int64_t>(integerBound, 1) - 1);
+    for (int64_t k = 0, n = tensor.getNumElements(); k < n; ++k)
+      tensor.set(k, static_cast<double>(dist(rng)));
+  }
+  return tensor;
+}

@@ -3,14 +3,28 @@
 // Compiles a global-view program ahead of time into a shared library (or an
 // object file, or LLVM IR) for a target backend: the per-rank program's
 // functions with their C interface (`_mlir_ciface_<entry>`), linked against
-// the backend's runtime library, plus
+// the backend's runtime library, plus this C API:
 //
 //   const char *dtensor_artifact_manifest(void);
-//
-// returning JSON that says what was compiled: {"target", "entry",
-// "unsharded", and "layouts" (the entry's EntryLayouts, see
-// dtensor/Support/EntryLayouts.h) or, for an unsharded program, "signature"
-// (element types and shapes of its arguments and results)}.
+//     JSON that says what was compiled: {"target", "entry", "unsharded",
+//     "integer_bounds" (per argument: the exclusive bound of meaningful
+//     integer values, e.g. an embedding table's rows), "undefined_results"
+//     (per result: left undefined by the program, never compared), and
+//     "layouts" (the entry's EntryLayouts, dtensor/Support/EntryLayouts.h)
+//     or, for an unsharded program, "signature" (element types and shapes
+//     of its arguments and results)}.
+//   int dtensor_artifact_init(int *argc, char ***argv);
+//     Starts the runtime (dtensor_rt_init: rank, world size and the
+//     communicators come from the launcher's environment: dtensor-launch,
+//     torchrun, mpirun or srun) and registers the program's meshes; 0 on
+//     success. An unsharded artifact may also run in a process whose
+//     runtime another artifact started.
+//   void dtensor_artifact_run(void **packed);
+//     Calls the entry on buffers in the target's memory (device memory for
+//     CUDA: dtensor_rt_buffer_alloc), in packed form: packed[i] points to
+//     the i-th parameter of `_mlir_ciface_<entry>` (see
+//     dtensor/Support/MemRefCall.h).
+//   void dtensor_artifact_finalize(void);
 //
 //===----------------------------------------------------------------------===//
 

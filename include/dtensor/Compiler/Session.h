@@ -18,10 +18,13 @@
 
 #include "dtensor/Compiler/Pipelines.h"
 #include "dtensor/Support/HostTensor.h"
+#include "dtensor/Support/MemRefCall.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <functional>
 #include <memory>
@@ -86,6 +89,21 @@ public:
 
   static std::string print(Operation *op);
 
+  /// Chooses the function the host calls: `name`, or the only public
+  /// function when `name` is empty. Makes it the only public function and
+  /// erases the functions it does not reach (they would be compiled for
+  /// nothing). Errors say what is missing or ambiguous.
+  static llvm::Expected<func::FuncOp> selectEntry(ModuleOp module,
+                                                  llvm::StringRef name);
+  /// The results of `entry` whose contents the program leaves undefined (a
+  /// tensor.empty returned as it is, seen through annotate, redistribute
+  /// and tensor.cast): the host reports them and never compares them.
+  static std::vector<bool> getUndefinedResults(func::FuncOp entry);
+  /// The upper bound (exclusive) of random integer values for argument
+  /// `argIndex` of `entry`: the rows of the smallest embedding table it
+  /// indexes (tensor.gather), else 16.
+  static int64_t getIntegerInputBound(func::FuncOp entry, unsigned argIndex);
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;
@@ -103,9 +121,7 @@ public:
 
 private:
   friend class Session;
-  struct Signature {
-    std::vector<std::pair<ElementType, int64_t>> args, results;
-  };
+  using Signature = CallSignature;
   std::unique_ptr<ExecutionEngine> engine;
   llvm::StringMap<Signature> signatures;
 };

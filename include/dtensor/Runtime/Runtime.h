@@ -64,6 +64,21 @@ int dtensor_rt_register_mesh(int64_t mesh, int64_t rank, const int64_t *shape,
 /* Blocks until every process arrives. */
 void dtensor_rt_barrier(void);
 
+/* Buffers of the compiled entry's arguments and results, in the memory
+ * compiled code works on: the GPU's (stream-ordered on the rank's compute
+ * stream) for the CUDA backend, the host's for MPI. A result the compiled
+ * code allocated is released with dtensor_rt_buffer_free as well. write
+ * copies `bytes` from host memory into a buffer and returns when `host` may
+ * be reused; read copies a buffer to host memory and returns with the data
+ * there, after everything enqueued before it. */
+void *dtensor_rt_buffer_alloc(int64_t bytes);
+void dtensor_rt_buffer_free(void *buffer);
+void dtensor_rt_buffer_write(void *buffer, const void *host, int64_t bytes);
+void dtensor_rt_buffer_read(void *host, const void *buffer, int64_t bytes);
+/* Returns when everything this process enqueued is done (at once on CPU
+ * ranks). */
+void dtensor_rt_synchronize(void);
+
 /* Compiled code. */
 
 /* The calling process's index in the group (mesh, axesMask). */

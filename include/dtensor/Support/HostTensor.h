@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,13 @@ HostTensor castHostTensor(const HostTensor &tensor, ElementType type);
 llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
 
 /// The chunk of `tensor` selected by per-dim [offsets, offsets + sizes).
+/// A tensor of uniform random values from `rng`: floats in [-1, 1),
+/// integers in [0, integerBound). dtensor-run and dtensor-launch draw their
+/// inputs with it, argument by argument from one generator seeded with the
+/// --seed, so one seed gives the same inputs in both.
+HostTensor makeRandomTensor(ElementType type, llvm::ArrayRef<int64_t> shape,
+                            std::mt19937_64 &rng, int64_t integerBound);
+
 HostTensor sliceHostTensor(const HostTensor &tensor,
                            llvm::ArrayRef<int64_t> offsets,
                            llvm::ArrayRef<int64_t> sizes);

@@ -52,6 +52,8 @@ namespace dtensor::rt::cuda {
   X(cuMemAllocManaged)                                                         \
   X(cuPointerGetAttribute)                                                     \
   X(cuMemcpyAsync)                                                             \
+  X(cuMemcpyHtoDAsync)                                                         \
+  X(cuMemcpyDtoHAsync)                                                         \
   X(cuMemsetD32Async)                                                          \
   X(cuMemsetD16Async)                                                          \
   X(cuStreamCreate)                                                            \

@@ -218,6 +218,25 @@ public:
     device("stage");
     copyOnDevice(dst, src, dev.compute, "stage");
   }
+  void writeBuffer(void *buffer, const void *host, size_t bytes) override {
+    const char *op = "buffer_write";
+    device(op);
+    DTENSOR_CU(op, cuMemcpyHtoDAsync, reinterpret_cast<CUdeviceptr>(buffer),
+               host, bytes, dev.compute);
+    // `host` may be pageable and reused at once.
+    DTENSOR_CU(op, cuStreamSynchronize, dev.compute);
+  }
+  void readBuffer(void *host, const void *buffer, size_t bytes) override {
+    const char *op = "buffer_read";
+    device(op);
+    DTENSOR_CU(op, cuMemcpyDtoHAsync, host,
+               reinterpret_cast<CUdeviceptr>(buffer), bytes, dev.compute);
+    DTENSOR_CU(op, cuStreamSynchronize, dev.compute);
+  }
+  void synchronize() override {
+    device("synchronize");
+    DTENSOR_CU("synchronize", cuStreamSynchronize, dev.compute);
+  }
   void divide(void *data, size_t count, ElemType type, int64_t n) override {
     device("avg");
     divideOnDevice(data, count, type, n, dev.compute, "avg");
