@@ -9,8 +9,12 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -39,13 +43,13 @@ static FailureOr<StringRef> matmulSuffix(Type type) {
 
 /// How a contraction maps onto C[b, m, n] (+)= A[b, m, k] * B[b, k, n]:
 /// the view permutation of A and B that puts their dimensions in that order
-/// (empty: already in order), and, where m is several loop dimensions (the
-/// nn.Linear form on [batch, seq, hidden] activations), the number of them
-/// to collapse into one in A and C.
+/// (empty: already in order), and, where b or m is several loop dimensions
+/// (attention's [batch, heads, ...]; the nn.Linear form on [batch, seq,
+/// hidden] activations), the number of them to collapse into one.
 struct MatmulMapping {
-  bool batched = false;
+  unsigned numBatch = 0;
   unsigned numM = 1;
-  SmallVector<int64_t> permA, permB;
+  SmallVector<int64_t> permA, permB, permC;
 };
 
 /// The positions of `wanted` loop dims in `map`'s results, or failure if the
@@ -78,54 +82,55 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
     why = "not a contraction of two inputs into one output";
     return failure();
   }
-  if (dims->batch.size() > 1 || dims->m.empty() || dims->n.size() != 1 ||
-      dims->k.size() != 1) {
+  if (dims->m.empty() || dims->n.size() != 1 || dims->k.size() != 1) {
     why = llvm::formatv("the contraction has {0} batch, {1} m, {2} n and {3} "
-                        "k dimensions (supported: at most 1 batch, 1 or more "
-                        "m, exactly 1 n and 1 k)",
+                        "k dimensions (supported: any batch, 1 or more m, "
+                        "exactly 1 n and 1 k)",
                         dims->batch.size(), dims->m.size(), dims->n.size(),
                         dims->k.size())
               .str();
     return failure();
   }
   MatmulMapping mapping;
-  mapping.batched = !dims->batch.empty();
+  mapping.numBatch = dims->batch.size();
   mapping.numM = dims->m.size();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap mapC = maps[2];
-  // C must be (batch?, m..., n), the m dims in any order; that order is
-  // the one A must have too.
+  // C holds the batch, m and n dims in any order: the batch and m dims in
+  // the order C has them, then n, is the order A and B must have too. A C in
+  // another order than (batch..., m..., n) gets its own view permutation.
   unsigned numC = mapC.getNumResults();
-  auto dimAt = [](AffineMap map, unsigned i) -> std::optional<unsigned> {
-    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
-      return d.getPosition();
-    return std::nullopt;
-  };
-  unsigned expectedC = (mapping.batched ? 1 : 0) + mapping.numM + 1;
-  bool outputOk = numC == expectedC;
-  SmallVector<unsigned> mOrder;
+  SmallVector<unsigned> batchOrder, mOrder;
+  bool hasN = false, outputOk = numC == mapping.numBatch + mapping.numM + 1;
   for (unsigned i = 0; outputOk && i < numC; ++i) {
-    std::optional<unsigned> d = dimAt(mapC, i);
+    auto d = dyn_cast<AffineDimExpr>(mapC.getResult(i));
     if (!d) {
       outputOk = false;
-    } else if (mapping.batched && i == 0) {
-      outputOk = *d == dims->batch.front();
-    } else if (i == numC - 1) {
-      outputOk = *d == dims->n.front();
+    } else if (llvm::is_contained(dims->batch, d.getPosition())) {
+      batchOrder.push_back(d.getPosition());
+    } else if (llvm::is_contained(dims->m, d.getPosition())) {
+      mOrder.push_back(d.getPosition());
     } else {
-      outputOk = llvm::is_contained(dims->m, *d);
-      mOrder.push_back(*d);
+      hasN |= d.getPosition() == dims->n.front();
     }
   }
-  if (!outputOk) {
-    why = "the output is not indexed (batch, m, n) in this order";
+  if (!outputOk || !hasN) {
+    why = "the output is not indexed by exactly its batch, m and n "
+          "dimensions";
     return failure();
   }
-  SmallVector<unsigned> roleA, roleB;
-  if (mapping.batched) {
-    roleA.push_back(dims->batch.front());
-    roleB.push_back(dims->batch.front());
+  SmallVector<unsigned> roleC(batchOrder);
+  llvm::append_range(roleC, mOrder);
+  roleC.push_back(dims->n.front());
+  FailureOr<SmallVector<int64_t>> permC = operandOrder(mapC, roleC);
+  if (failed(permC)) {
+    why = "the output is not indexed by exactly its batch, m and n "
+          "dimensions";
+    return failure();
   }
+  if (!isIdentity(*permC))
+    mapping.permC = *permC;
+  SmallVector<unsigned> roleA(batchOrder), roleB(batchOrder);
   llvm::append_range(roleA, mOrder);
   roleA.push_back(dims->k.front());
   roleB.append({dims->k.front(), dims->n.front()});
@@ -297,28 +302,106 @@ struct CUDAMatmulToRuntimePass
       return memref::CastOp::create(
           builder, loc, UnrankedMemRefType::get(element, 0), value);
     };
-    // Several m dims: one, by a collapsed view of A and C.
-    Value viewA = view(a, mapping->permA), viewC = c;
-    if (mapping->numM > 1) {
-      unsigned first = mapping->batched ? 1 : 0;
-      SmallVector<ReassociationIndices> groups;
-      if (mapping->batched)
-        groups.push_back({0});
-      ReassociationIndices m;
-      for (unsigned i = 0; i < mapping->numM; ++i)
-        m.push_back(first + i);
-      groups.push_back(m);
-      groups.push_back({static_cast<int64_t>(first + mapping->numM)});
-      for (Value *operand : {&viewA, &viewC}) {
-        auto type = cast<MemRefType>(operand->getType());
-        if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
-          return op->emitOpError("cannot lower this contraction to "
-                                 "dtensor_rt_matmul: its m dimensions of ")
-                 << (operand == &viewA ? "A" : "C")
-                 << " are not contiguous (" << type << ")";
-        *operand =
-            memref::CollapseShapeOp::create(builder, loc, *operand, groups);
+    // Several batch or m dims: one of each, by collapsed views. A is
+    // (batch..., m..., k), B (batch..., k, n), C (batch..., m..., n).
+    Value viewA = view(a, mapping->permA), viewB = view(b, mapping->permB);
+    Value viewC = c;
+    // A C in another order: the product goes to a dense temporary in
+    // (batch..., m..., n) order (holding C's values first when they are
+    // accumulated onto), copied into C's permuted view afterwards; both
+    // copies are linalg ops, i.e. kernels.
+    Value permutedC, tempC;
+    if (!mapping->permC.empty()) {
+      permutedC = view(c, mapping->permC);
+      auto type = cast<MemRefType>(permutedC.getType());
+      if (!type.hasStaticShape())
+        return op->emitOpError("cannot lower this contraction to "
+                               "dtensor_rt_matmul: its output is permuted and "
+                               "of dynamic shape ")
+               << type;
+      tempC = viewC = memref::AllocOp::create(
+          builder, loc, MemRefType::get(type.getShape(), element));
+      if (!fill)
+        linalg::CopyOp::create(builder, loc, permutedC, viewC);
+    }
+    int64_t numBatch = mapping->numBatch, numM = mapping->numM;
+    // Batch dims that no single stride spans (attention's heads as a view
+    // of [batch, seq, heads, dim]): a loop over all but the innermost, one
+    // strided-batch call per iteration.
+    if (numBatch > 1 && !llvm::all_of(ValueRange{viewA, viewB, viewC},
+                                      [&](Value operand) {
+                                        return memref::CollapseShapeOp::
+                                            isGuaranteedCollapsible(
+                                                cast<MemRefType>(
+                                                    operand.getType()),
+                                                {llvm::to_vector(llvm::seq<
+                                                     int64_t>(0, numBatch))});
+                                      })) {
+      int64_t outer = numBatch - 1;
+      SmallVector<Value> ivs;
+      for (int64_t d = 0; d < outer; ++d) {
+        Value lb = arith::ConstantIndexOp::create(builder, loc, 0);
+        Value ub = memref::DimOp::create(builder, loc, viewC, d);
+        Value step = arith::ConstantIndexOp::create(builder, loc, 1);
+        auto loop = scf::ForOp::create(builder, loc, lb, ub, step);
+        builder.setInsertionPoint(loop.getBody()->getTerminator());
+        ivs.push_back(loop.getInductionVar());
       }
+      auto slice = [&](Value operand) -> Value {
+        auto type = cast<MemRefType>(operand.getType());
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          offsets.push_back(d < outer ? OpFoldResult(ivs[d])
+                                      : OpFoldResult(builder.getIndexAttr(0)));
+          sizes.push_back(
+              d < outer ? OpFoldResult(builder.getIndexAttr(1))
+                        : OpFoldResult(builder.getIndexAttr(type.getDimSize(d))));
+          strides.push_back(builder.getIndexAttr(1));
+        }
+        auto resultType = memref::SubViewOp::inferRankReducedResultType(
+            type.getShape().drop_front(outer), type, offsets, sizes, strides);
+        return memref::SubViewOp::create(builder, loc,
+                                         cast<MemRefType>(resultType), operand,
+                                         offsets, sizes, strides);
+      };
+      viewA = slice(viewA);
+      viewB = slice(viewB);
+      viewC = slice(viewC);
+      numBatch = 1;
+    }
+    auto run = [](int64_t first, int64_t count) {
+      ReassociationIndices group;
+      for (int64_t i = 0; i < count; ++i)
+        group.push_back(first + i);
+      return group;
+    };
+    auto groupsOf = [&](int64_t numRows) {
+      SmallVector<ReassociationIndices> groups;
+      if (numBatch)
+        groups.push_back(run(0, numBatch));
+      groups.push_back(run(numBatch, numRows));
+      groups.push_back({numBatch + numRows});
+      return groups;
+    };
+    struct Operand {
+      Value *value;
+      const char *name;
+      int64_t numRows;
+    };
+    for (Operand operand :
+         {Operand{&viewA, "A", numM}, Operand{&viewB, "B", 1},
+          Operand{&viewC, "C", numM}}) {
+      if (numBatch <= 1 && operand.numRows == 1)
+        continue;
+      SmallVector<ReassociationIndices> groups = groupsOf(operand.numRows);
+      auto type = cast<MemRefType>(operand.value->getType());
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
+        return op->emitOpError("cannot lower this contraction to "
+                               "dtensor_rt_matmul: its batch or m dimensions "
+                               "of ")
+               << operand.name << " are not contiguous (" << type << ")";
+      *operand.value =
+          memref::CollapseShapeOp::create(builder, loc, *operand.value, groups);
     }
     Value accumulate = arith::ConstantOp::create(
         builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1));
@@ -326,7 +409,7 @@ struct CUDAMatmulToRuntimePass
     if (withContext)
       args.push_back(context(func));
     args.push_back(unranked(viewA));
-    args.push_back(unranked(view(b, mapping->permB)));
+    args.push_back(unranked(viewB));
     args.push_back(unranked(viewC));
     args.push_back(accumulate);
     func::FuncOp callee =
@@ -334,6 +417,10 @@ struct CUDAMatmulToRuntimePass
                 (Twine("dtensor_rt_matmul_") + *suffix).str(),
                 TypeRange(ValueRange(args)), {});
     func::CallOp::create(builder, loc, callee, args);
+    if (permutedC) {
+      builder.setInsertionPoint(op);
+      linalg::CopyOp::create(builder, loc, tempC, permutedC);
+    }
     if (fill)
       fill.erase();
     op.erase();

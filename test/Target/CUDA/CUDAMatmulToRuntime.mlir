@@ -191,3 +191,72 @@ func.func @not_matmuls(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %r: memref<4xf3
     }
   return
 }
+
+// -----
+
+// A transposed output: the product goes to a dense temporary, copied into
+// C's transposed view by a linalg.copy (a kernel); no zero fill, so C's
+// values are first copied into the temporary (accumulate=1).
+// CHECK-LABEL: func.func @transposed_output(
+// CHECK-SAME:      %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8x6xf32>, %[[C:.*]]: memref<6x4xf32>)
+// CHECK:         %[[CT:.*]] = memref.transpose %[[C]] (d0, d1) -> (d1, d0)
+// CHECK:         %[[TMP:.*]] = memref.alloc() : memref<4x6xf32>
+// CHECK:         linalg.copy ins(%[[CT]] : {{.*}}) outs(%[[TMP]] : memref<4x6xf32>)
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         %[[UT:.*]] = memref.cast %[[TMP]]
+// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[UT]], %[[ONE]])
+// CHECK:         linalg.copy ins(%[[TMP]] : memref<4x6xf32>) outs(%[[CT]] : {{.*}})
+func.func @transposed_output(%a: memref<4x8xf32>, %b: memref<8x6xf32>, %c: memref<6x4xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (n, m)>]
+    ins(%a, %b : memref<4x8xf32>, memref<8x6xf32>) outs(%c : memref<6x4xf32>)
+  return
+}
+
+// -----
+
+// Attention's scores: two batch dims (batch, heads) over q and k laid out
+// [batch, seq, heads, dim]. No single stride spans (batch, heads) of q: a
+// loop over batch, one strided-batch call over the heads per iteration.
+// The zero fill still folds in (accumulate=0).
+// CHECK-LABEL: func.func @attention_scores(
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:           memref.subview %{{.*}}{{\[}}%[[I]], 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : memref<2x4x8x8xf32, strided<[256, 8, 32, 1]>> to memref<4x8x8xf32, strided<[8, 32, 1], offset: ?>>
+// CHECK:           memref.subview
+// CHECK:           memref.subview %{{.*}}{{\[}}%[[I]], 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<4x8x8xf32, strided<[64, 8, 1], offset: ?>>
+// CHECK:           call @dtensor_rt_matmul_f32({{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
+// CHECK-NOT:     linalg.generic
+func.func @attention_scores(%q: memref<2x8x4x8xf32>, %k: memref<2x8x4x8xf32>, %s: memref<2x4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<2x4x8x8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, i, h, d)>, affine_map<(b, h, i, j, d) -> (b, j, h, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x8x4x8xf32>, memref<2x8x4x8xf32>) outs(%s : memref<2x4x8x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// Two batch dims that one stride spans: collapsed into one batch.
+// CHECK-LABEL: func.func @two_batch_dims(
+// CHECK-NOT:     scf.for
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x4x8xf32> into memref<6x4x8xf32>
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x8x5xf32> into memref<6x8x5xf32>
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x4x5xf32> into memref<6x4x5xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(
+func.func @two_batch_dims(%a: memref<2x3x4x8xf32>, %b: memref<2x3x8x5xf32>, %c: memref<2x3x4x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x3x4x8xf32>, memref<2x3x8x5xf32>) outs(%c : memref<2x3x4x5xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  return
+}

@@ -34,9 +34,16 @@ def CUDAMatmulToRuntimePass
     operands unranked memrefs; C = A·B or C += A·B). Recognised:
     linalg.matmul and linalg.batch_matmul (with or without transposing
     indexing_maps), and any linalg op whose body is a multiply-add with one
-    reduction dimension, two parallel dimensions and at most one leading
-    batch dimension. Transposed operands are passed as `memref.transpose`
-    views (the runtime takes strided A and B). A `linalg.fill` of zero into
+    reduction (k) and one n dimension, any number of batch and m
+    dimensions. Transposed operands are passed as `memref.transpose` views
+    (the runtime takes strided A and B); several m (or batch) dimensions are
+    collapsed into one by `memref.collapse_shape` where the strides allow,
+    and batch dimensions no single stride spans (attention's heads in a
+    [batch, seq, heads, dim] layout) become an `scf.for` over all but the
+    innermost, one strided-batch call per iteration. An output in another
+    order than (batch..., m..., n) gets a dense temporary and a
+    `linalg.copy` into its permuted view (plus one from it when C is
+    accumulated onto). A `linalg.fill` of zero into
     C that nothing reads or writes before the matmul is dropped and the call
     gets accumulate=0; otherwise accumulate=1.
 
@@ -56,6 +63,7 @@ def CUDAMatmulToRuntimePass
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::LLVM::LLVMDialect"];
 }
 

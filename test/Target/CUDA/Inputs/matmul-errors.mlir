@@ -18,7 +18,7 @@ func.func @mixed(%a: memref<4x4xbf16>, %b: memref<4x4xbf16>, %c: memref<4x4xf32>
 // -----
 
 func.func @matvec(%a: memref<4x4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
-  // expected-error @below {{'linalg.matvec' op cannot lower this contraction to dtensor_rt_matmul: the contraction has 0 batch, 1 m, 0 n and 1 k dimensions (supported: at most 1 batch, 1 or more m, exactly 1 n and 1 k)}}
+  // expected-error @below {{'linalg.matvec' op cannot lower this contraction to dtensor_rt_matmul: the contraction has 0 batch, 1 m, 0 n and 1 k dimensions (supported: any batch, 1 or more m, exactly 1 n and 1 k)}}
   linalg.matvec ins(%a, %x : memref<4x4xf32>, memref<4xf32>) outs(%y : memref<4xf32>)
   return
 }
@@ -33,15 +33,6 @@ func.func @batch_reduce(%a: memref<2x4x4xf32>, %b: memref<2x4x4xf32>, %c: memref
 
 // -----
 
-func.func @transposed_output(%a: memref<4x8xf32>, %b: memref<8x6xf32>, %c: memref<6x4xf32>) {
-  // expected-error @below {{'linalg.matmul' op cannot lower this contraction to dtensor_rt_matmul: the output is not indexed (batch, m, n) in this order}}
-  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (n, m)>]
-    ins(%a, %b : memref<4x8xf32>, memref<8x6xf32>) outs(%c : memref<6x4xf32>)
-  return
-}
-
-// -----
-
 func.func @on_tensors(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-error @below {{'linalg.matmul' op cannot lower a matmul on tensors to dtensor_rt_matmul; bufferize first}}
   %r = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
@@ -51,7 +42,7 @@ func.func @on_tensors(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf
 // -----
 
 func.func @strided_m(%x: memref<2x16x32xf32, strided<[2048, 64, 1]>>, %w: memref<32x64xf32>, %y: memref<2x16x64xf32>) {
-  // expected-error @below {{'linalg.generic' op cannot lower this contraction to dtensor_rt_matmul: its m dimensions of A are not contiguous ('memref<2x16x32xf32, strided<[2048, 64, 1]>>')}}
+  // expected-error @below {{'linalg.generic' op cannot lower this contraction to dtensor_rt_matmul: its batch or m dimensions of A are not contiguous ('memref<2x16x32xf32, strided<[2048, 64, 1]>>')}}
   linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>, affine_map<(b, s, n, k) -> (k, n)>, affine_map<(b, s, n, k) -> (b, s, n)>],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<2x16x32xf32, strided<[2048, 64, 1]>>, memref<32x64xf32>) outs(%y : memref<2x16x64xf32>) {
