@@ -245,7 +245,9 @@ static llvm::Error linkSharedLibrary(const ArtifactOptions &options,
   llvm::StringRef runnerUtils = DTENSOR_C_RUNNER_UTILS;
   std::string libraryPath = "-L" + options.runtimeDir;
   std::string library = ("-l" + runtime).str();
-  std::string rpath = ("-Wl,-rpath," + options.runtimeDir + ":" +
+  // $ORIGIN first: an artifact shipped beside its runtime library (to a
+  // machine without this build tree) finds it there.
+  std::string rpath = ("-Wl,-rpath,$ORIGIN:" + options.runtimeDir + ":" +
                        llvm::sys::path::parent_path(runnerUtils))
                           .str();
   // -Bsymbolic: calls inside the artifact bind to its own functions, never

@@ -24,17 +24,16 @@ namespace {
 
 /// Whether every use of `value` (through memref.cast) is a runtime call, i.e.
 /// host code that only hands the pointer on.
-static bool onlyPassedToCalls(Value value) {
-  for (Operation *user : value.getUsers()) {
-    if (isa<memref::CastOp>(user)) {
-      if (!onlyPassedToCalls(user->getResult(0)))
-        return false;
-      continue;
-    }
-    if (!isa<func::CallOp>(user))
-      return false;
-  }
-  return true;
+/// Whether `use` is read on the host only: the perm operand (the last one)
+/// of a permute collective, directly or through memref.casts.
+static bool isHostRead(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (isa<memref::CastOp>(user))
+    return llvm::all_of(user->getResult(0).getUses(),
+                        [](OpOperand &u) { return isHostRead(u); });
+  auto call = dyn_cast<func::CallOp>(user);
+  return call && call.getCallee().contains("permute") &&
+         use.getOperandNumber() == call.getNumOperands() - 1;
 }
 
 /// Every value that is `root` or a view or cast of it.
@@ -139,14 +138,31 @@ struct CUDADeviceMemoryPass
         op->emitOpError("cannot lower a reallocation for the CUDA target");
         return signalPassFailure();
       } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
-        // Constant buffers live in host memory; runtime calls may read them
-        // (a permute's perm), device code may not.
-        if (!onlyPassedToCalls(global.getResult())) {
-          global.emitOpError("cannot lower a constant tensor for the CUDA "
-                           "target: its buffer is host memory and device "
-                           "code uses it (make it a splat or compute it)");
+        // Constant buffers live in host memory. A permute's perm is read
+        // there; every other use gets a device copy, made where the
+        // constant is taken and freed after its last use like any buffer.
+        Value host = global.getResult();
+        if (llvm::all_of(host.getUses(),
+                         [](OpOperand &use) { return isHostRead(use); }))
+          continue;
+        auto type = cast<MemRefType>(host.getType());
+        if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+          global.emitOpError("cannot copy a constant tensor of type ")
+              << type << " to device memory";
           return signalPassFailure();
         }
+        builder.setInsertionPointAfter(global);
+        auto copy = gpu::AllocOp::create(
+            builder, loc, type, /*asyncToken=*/Type(),
+            /*asyncDependencies=*/ValueRange(), /*dynamicSizes=*/ValueRange(),
+            /*symbolOperands=*/ValueRange(), /*hostShared=*/false);
+        Value device = copy.getMemref();
+        host.replaceUsesWithIf(device, [&](OpOperand &use) {
+          return use.getOwner() != copy && !isHostRead(use);
+        });
+        gpu::MemcpyOp::create(builder, loc, /*asyncToken=*/Type(),
+                              ValueRange(), device, host);
+        allocs.push_back(copy);
       }
     }
     // Free what does not escape after its last use. Everything is ordered

@@ -81,3 +81,28 @@ func.func @perm_constant(%x: memref<*xf32>, %y: memref<*xf32>) {
   call @dtensor_rt_permute_f32(%x, %y, %c0, %c0, %u) : (memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> ()
   return
 }
+
+// -----
+
+// A constant that device code reads gets a device copy where it is taken
+// (host -> device memcpy), freed after its last use; a permute's perm still
+// reads the host global. Mutation: without the copy the kernel would read
+// host memory.
+// CHECK-LABEL: func.func @constant_in_kernel(
+// CHECK:         %[[HOST:.*]] = memref.get_global @table : memref<4xf32>
+// CHECK:         %[[DEV:.*]] = gpu.alloc  () : memref<4xf32>
+// CHECK:         gpu.memcpy  %[[DEV]], %[[HOST]] : memref<4xf32>, memref<4xf32>
+// CHECK:         linalg.copy ins(%[[DEV]] : memref<4xf32>) outs(%{{.*}} : memref<4xf32>)
+// CHECK:         gpu.dealloc  %[[DEV]] : memref<4xf32>
+// CHECK:         %[[U:.*]] = memref.cast %[[HOST]]
+// CHECK:         call @dtensor_rt_permute_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[U]])
+memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func private @dtensor_rt_permute_f32(memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf32>)
+func.func @constant_in_kernel(%x: memref<*xf32>, %y: memref<4xf32>) {
+  %t = memref.get_global @table : memref<4xf32>
+  linalg.copy ins(%t : memref<4xf32>) outs(%y : memref<4xf32>)
+  %u = memref.cast %t : memref<4xf32> to memref<*xf32>
+  %c0 = arith.constant 0 : i64
+  call @dtensor_rt_permute_f32(%x, %x, %c0, %c0, %u) : (memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf32>) -> ()
+  return
+}

@@ -17,12 +17,3 @@ func.func @scalar_read(%x: tensor<4xf32>) -> f32 {
   %v = tensor.extract %x[%c0] : tensor<4xf32>
   return %v : f32
 }
-
-// -----
-
-func.func @table(%i: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @below {{'memref.get_global' op cannot lower a constant tensor for the CUDA target}}
-  %t = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %r = arith.addf %i, %t : tensor<4xf32>
-  return %r : tensor<4xf32>
-}
