@@ -34,7 +34,8 @@
 // DTENSOR_RT_FAULT=swap-gather-chunks makes all_gather place the blocks of
 // group indices 0 and 1 swapped, a deliberately wrong result;
 // DTENSOR_RT_FAULT=skip-collective:R makes world rank R skip its first
-// collective (it returns at once, its output unwritten), so that the other
+// collective after creating its group (it returns at once, its output
+// unwritten), so that the other
 // ranks wait for it: a hang the backend's watchdog or the launcher's
 // timeout must end. Any other non-empty value aborts.
 //
@@ -396,13 +397,13 @@ int64_t allReduce(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t reduce) {
   Call c("all_reduce", type, async, inRank, in, outRank, out);
-  if (skipCollective(c.op))
-    return dispatch(c.begin(), async);
   c.checkSameShape();
   bool divide = false;
   ReduceOp rop = reduceOp(c.op, reduce, divide);
   CommGroup &group = getGroup(c.op, meshId, axesMask);
 
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   Pending p = c.begin();
   const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
   bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
@@ -418,14 +419,14 @@ int64_t allGather(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t gatherDim) {
   Call c("all_gather", type, async, inRank, in, outRank, out);
-  if (skipCollective(c.op))
-    return dispatch(c.begin(), async);
   c.checkSameRank();
   checkDim(c.op, "gather dim", gatherDim, inRank);
   CommGroup &group = getGroup(c.op, meshId, axesMask);
   int64_t n = group.getSize();
   int64_t block = c.checkBlocks("gather", gatherDim, n, /*outputIsWhole=*/true);
 
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   Pending p = c.begin();
   const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
   bool swap = state().swapGatherChunks && n >= 2;
@@ -451,8 +452,6 @@ int64_t reduceScatter(ElemType type, bool async, int64_t inRank, void *in,
                       int64_t outRank, void *out, int64_t meshId,
                       int64_t axesMask, int64_t scatterDim, int64_t reduce) {
   Call c("reduce_scatter", type, async, inRank, in, outRank, out);
-  if (skipCollective(c.op))
-    return dispatch(c.begin(), async);
   c.checkSameRank();
   checkDim(c.op, "scatter dim", scatterDim, inRank);
   bool divide = false;
@@ -462,6 +461,8 @@ int64_t reduceScatter(ElemType type, bool async, int64_t inRank, void *in,
   int64_t block =
       c.checkBlocks("scatter", scatterDim, n, /*outputIsWhole=*/false);
 
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   Pending p = c.begin();
   const void *send =
       packBlocks(c.backend, c.inView, scatterDim, n, block, p.sendStage);
@@ -478,8 +479,6 @@ int64_t allToAll(ElemType type, bool async, int64_t inRank, void *in,
                  int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                  int64_t splitDim, int64_t concatDim) {
   Call c("all_to_all", type, async, inRank, in, outRank, out);
-  if (skipCollective(c.op))
-    return dispatch(c.begin(), async);
   c.checkSameRank();
   checkDim(c.op, "split dim", splitDim, inRank);
   checkDim(c.op, "concat dim", concatDim, inRank);
@@ -509,6 +508,8 @@ int64_t allToAll(ElemType type, bool async, int64_t inRank, void *in,
   chunkShape[splitDim] = sendBlock;
   int64_t recvBlock = chunkShape[concatDim];
 
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   Pending p = c.begin();
   const void *send =
       packBlocks(c.backend, c.inView, splitDim, n, sendBlock, p.sendStage);
@@ -530,8 +531,6 @@ int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
                 int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                 int64_t permRank, void *perm) {
   Call c("permute", type, async, inRank, in, outRank, out);
-  if (skipCollective(c.op))
-    return dispatch(c.begin(), async);
   c.checkSameShape();
   if (permRank != 1)
     fatal(c.op, "perm has rank " + std::to_string(permRank) + ", expected 1");
@@ -560,6 +559,8 @@ int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
     if (targets[j] == me)
       recvFrom = j;
 
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   Pending p = c.begin();
   const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
   bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
@@ -575,8 +576,6 @@ int64_t broadcast(ElemType type, bool async, int64_t inRank, void *in,
                   int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                   int64_t root) {
   Call c("broadcast", type, async, inRank, in, outRank, out);
-  if (skipCollective(c.op))
-    return dispatch(c.begin(), async);
   c.checkSameShape();
   CommGroup &group = getGroup(c.op, meshId, axesMask);
   int64_t n = group.getSize();
@@ -585,6 +584,8 @@ int64_t broadcast(ElemType type, bool async, int64_t inRank, void *in,
                     " is not a group index (group size " + std::to_string(n) +
                     ")");
 
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
   Pending p = c.begin();
   bool isRoot = group.getIndex() == root;
   // Only the root's input is read.

@@ -9,6 +9,8 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
+#include "Views.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -46,9 +48,7 @@ static SmallVector<Value> aliasesOf(Value root) {
       continue;
     aliases.push_back(value);
     for (Operation *user : value.getUsers())
-      if (isa<ViewLikeOpInterface, memref::CastOp>(user) &&
-          user->getNumResults() == 1 &&
-          isa<BaseMemRefType>(user->getResult(0).getType()))
+      if (cuda::getViewedBuffer(user) == value)
         work.push_back(user->getResult(0));
   }
   return aliases;

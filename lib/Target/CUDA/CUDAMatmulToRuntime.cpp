@@ -9,6 +9,8 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
+#include "Views.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -153,18 +155,13 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
   return mapping;
 }
 
-/// The buffer `value` is a view of (through view-like ops and casts).
+/// The buffer `value` is a view of (through views and casts).
 static Value rootBuffer(Value value) {
   while (Operation *def = value.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      value = view.getViewSource();
-      continue;
-    }
-    if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      value = cast.getSource();
-      continue;
-    }
-    break;
+    Value source = cuda::getViewedBuffer(def);
+    if (!source)
+      break;
+    value = source;
   }
   return value;
 }
@@ -177,14 +174,9 @@ static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
     Value value = work.pop_back_val();
     if (!aliases.insert(value).second)
       continue;
-    for (Operation *user : value.getUsers()) {
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
-        if (view.getViewSource() == value)
-          work.append(user->result_begin(), user->result_end());
-      } else if (isa<memref::CastOp>(user)) {
+    for (Operation *user : value.getUsers())
+      if (cuda::getViewedBuffer(user) == value)
         work.push_back(user->getResult(0));
-      }
-    }
   }
   return aliases;
 }

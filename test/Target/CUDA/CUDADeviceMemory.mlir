@@ -106,3 +106,26 @@ func.func @constant_in_kernel(%x: memref<*xf32>, %y: memref<4xf32>) {
   call @dtensor_rt_permute_f32(%x, %x, %c0, %c0, %u) : (memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf32>) -> ()
   return
 }
+
+// -----
+
+// A view through memref.transpose (not a ViewLikeOpInterface op in MLIR 22)
+// keeps its buffer alive: the free comes after the runtime call that reads
+// the collapsed transpose, not after the transpose. Regression: the
+// transformer's attention read freed (and reused) memory.
+// CHECK-LABEL: func.func @transposed_view_alive(
+// CHECK:         %[[BUF:.*]] = gpu.alloc  () : memref<2x4x8xf32>
+// CHECK:         memref.transpose %[[BUF]]
+// CHECK-NOT:     gpu.dealloc
+// CHECK:         call @dtensor_rt_matmul_f32(
+// CHECK-NEXT:    gpu.dealloc  %[[BUF]] : memref<2x4x8xf32>
+func.func private @dtensor_rt_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64)
+func.func @transposed_view_alive(%x: memref<2x4x8xf32>, %b: memref<*xf32>, %c: memref<*xf32>) {
+  %buf = memref.alloc() : memref<2x4x8xf32>
+  linalg.copy ins(%x : memref<2x4x8xf32>) outs(%buf : memref<2x4x8xf32>)
+  %t = memref.transpose %buf (d0, d1, d2) -> (d1, d0, d2) : memref<2x4x8xf32> to memref<4x2x8xf32, strided<[8, 32, 1]>>
+  %v = memref.cast %t : memref<4x2x8xf32, strided<[8, 32, 1]>> to memref<*xf32>
+  %c1 = arith.constant 1 : i64
+  call @dtensor_rt_matmul_f32(%v, %b, %c, %c1) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
+  return
+}

@@ -51,6 +51,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <climits>
 #include <condition_variable>
 #include <cstdio>
@@ -511,7 +512,16 @@ void NCCLBackend::barrier(const char *op) {
   DTENSOR_CU(op, cuEventSynchronize, done->get());
 }
 
+/// While the communicators are aborted, a thread still inside NCCL or
+/// waiting on its stream may fault: the job is ending with its error
+/// printed already, so such a fault exits with status 1 like the abort
+/// itself instead of reporting a crash.
+static void exitDuringAbort(int) { ::_exit(1); }
+
 void NCCLBackend::abortComms() {
+  std::signal(SIGSEGV, exitDuringAbort);
+  std::signal(SIGBUS, exitDuringAbort);
+  std::signal(SIGABRT, exitDuringAbort);
   std::map<ncclComm_t, std::string> toAbort;
   {
     std::lock_guard<std::mutex> lock(mutex);
