@@ -3,15 +3,17 @@
 #include "dtensor/Launcher/Launcher.h"
 
 #include "DTensor/DTensor.h"
+#include "dtensor/Compiler/Artifact.h"
 #include "dtensor/Compiler/Session.h"
 #include "dtensor/Runtime/Runtime.h"
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Support/EntryLayouts.h"
 #include "dtensor/Support/HostLayout.h"
+#include "dtensor/Support/HostTensor.h"
 #include "dtensor/Support/OutputCheck.h"
 #include "dtensor/Support/Process.h"
-#include "dtensor/Support/HostTensor.h"
 #include "dtensor/Support/SafeMath.h"
+#include "dtensor/Target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -163,6 +165,9 @@ private:
   llvm::Error makeWorkDir();
   /// Compiles the per-rank program to sharded.mlir.
   llvm::Expected<ShardedProgram> compileSharded(ModuleOp original);
+  /// Targets other than the CPU: both artifacts compiled into the work
+  /// directory, run and checked by dtensor-launch (next to this tool).
+  int compileAndLaunch(ModuleOp original, uint64_t seed);
   /// Compiles and runs the unsharded program on the host.
   llvm::Expected<std::vector<HostTensor>> runReference(ModuleOp original);
   /// Writes what the ranks read: inputs, layouts.json, job.json.
@@ -326,6 +331,59 @@ llvm::Expected<ShardedProgram> Driver::compileSharded(ModuleOp original) {
   return program;
 }
 
+int Driver::compileAndLaunch(ModuleOp original, uint64_t seed) {
+  std::string self =
+      llvm::sys::fs::getMainExecutable(nullptr, (void *)&launchAndCheck);
+  llvm::SmallString<256> bin(llvm::sys::path::parent_path(self));
+  llvm::SmallString<256> launcher(bin);
+  llvm::sys::path::append(launcher, "dtensor-launch");
+  llvm::SmallString<256> runtimeDir(llvm::sys::path::parent_path(bin));
+  llvm::sys::path::append(runtimeDir, "lib");
+  ArtifactOptions artifact;
+  artifact.pipeline.target = options.target;
+  artifact.pipeline.fuse.enabled = artifact.pipeline.fuse.force = options.fuse;
+  artifact.pipeline.splitAllReduce = options.splitAllReduce;
+  if (!options.overlap.empty()) {
+    llvm::SmallVector<StringRef> passes;
+    StringRef(options.overlap).split(passes, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef pass : passes)
+      artifact.pipeline.overlap.passes.push_back(pass.trim().str());
+  }
+  artifact.runtimeDir = std::string(runtimeDir);
+  for (bool unsharded : {false, true}) {
+    OwningOpRef<ModuleOp> module = original.clone();
+    ArtifactOptions one = artifact;
+    one.unsharded = unsharded;
+    one.entry = entryName;
+    one.outputPath = path(unsharded ? "reference.so" : "sharded.so");
+    if (unsharded)
+      one.pipeline.fuse = {}, one.pipeline.splitAllReduce = 0,
+      one.pipeline.overlap.passes.clear();
+    if (llvm::Error e = compileArtifact(session, *module, one))
+      return error(std::move(e));
+  }
+  std::vector<std::string> command = {
+      std::string(launcher), path("sharded.so"),
+      "--reference=" + path("reference.so"),
+      "--nproc=" + std::to_string(options.ranks),
+      "--seed=" + std::to_string(seed),
+      "--timeout=" + std::to_string(options.timeoutSeconds),
+      "--work-dir=" + path("ranks")};
+  std::string tolerance;
+  llvm::raw_string_ostream(tolerance) << llvm::format("%.17g", options.tolerance);
+  command.push_back("--tolerance=" + tolerance);
+  for (const auto &[index, file] : options.inputs)
+    command.push_back("--input=" + std::to_string(index) + "=" + file);
+  os.flush();
+  int status = runWithTimeout(command, options.timeoutSeconds + 60);
+  if (status == kTimedOut)
+    return error("dtensor-launch did not finish within " +
+                 llvm::Twine(options.timeoutSeconds + 60) + " s");
+  if (status == kCannotStart || status == 127)
+    return error("cannot start '" + launcher + "'");
+  return status == 0 || status == 1 ? status : 2;
+}
+
 llvm::Expected<std::vector<HostTensor>>
 Driver::runReference(ModuleOp original) {
   // The same program without placements, on one process.
@@ -412,6 +470,25 @@ int Driver::run() {
     if (options.workDir.empty() && !options.keepWorkDir)
       llvm::sys::fs::remove_directories(workDir);
   });
+
+  // Programs for the GPU run as artifacts through dtensor-launch.
+  {
+    OwningOpRef<ModuleOp> probe = original.clone();
+    if (!options.target.empty()) {
+      std::string why;
+      FailureOr<TargetAttr> target =
+          parseTargetSpec(probe->getContext(), options.target, why);
+      if (failed(target))
+        return error(why);
+      setTarget(*probe, *target);
+    }
+    if (getTarget(*probe).getBackend() != "cpu") {
+      os << "dtensor-run: " << options.inputFile << ", @" << entryName
+         << ": compiled for " << getTarget(*probe).getBackend()
+         << " into artifacts, launching " << options.ranks << " ranks\n";
+      return compileAndLaunch(original, seed);
+    }
+  }
 
   // Compile.
   compileOptions.target = options.target;
