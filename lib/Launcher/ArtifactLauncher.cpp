@@ -283,10 +283,7 @@ llvm::Expected<Artifact> peekArtifact(const std::string &path) {
 }
 
 std::string describe(const std::pair<ElementType, std::vector<int64_t>> &t) {
-  std::string text = "tensor<";
-  for (int64_t size : t.second)
-    text += std::to_string(size) + "x";
-  return text + getElementTypeName(t.first).str() + ">";
+  return describeTensorType(t.first, t.second);
 }
 
 /// Why `reference` cannot serve as the reference of `artifact`.
@@ -506,23 +503,11 @@ llvm::Error Rank::writeInputs(uint64_t seed) {
     HostTensor input;
     auto provided = options.inputs.find(i);
     if (provided != options.inputs.end()) {
-      llvm::Expected<HostTensor> loaded = readNpy(provided->second);
+      llvm::Expected<HostTensor> loaded =
+          readInputNpy(i, provided->second, type, shape);
       if (!loaded)
-        return makeError("input #" + llvm::Twine(i) + ": " +
-                         llvm::toString(loaded.takeError()));
-      // bf16 arrives as f32 (.npy has no bf16).
-      bool castable = loaded->type == type ||
-                      (type == ElementType::BF16 &&
-                       loaded->type == ElementType::F32);
-      if (!castable ||
-          std::vector<int64_t>(loaded->shape.begin(), loaded->shape.end()) !=
-              shape)
-        return makeError(
-            "input #" + llvm::Twine(i) + " (" + provided->second + ") holds " +
-            describe({loaded->type, std::vector<int64_t>(loaded->shape.begin(),
-                                                         loaded->shape.end())}) +
-            ", the argument is " + describe(arg));
-      input = castHostTensor(*loaded, type);
+        return loaded.takeError();
+      input = std::move(*loaded);
     } else {
       int64_t bound = i < artifact.integerBounds.size()
                           ? artifact.integerBounds[i]

@@ -247,20 +247,10 @@ llvm::Error Driver::makeInputs(uint64_t seed) {
                        " is not a static f32/f64/i32/i64/bf16/f16 tensor");
     auto provided = options.inputs.find(i);
     if (provided != options.inputs.end()) {
-      llvm::Expected<HostTensor> loaded = readNpy(provided->second);
+      llvm::Expected<HostTensor> loaded =
+          readInputNpy(i, provided->second, *element, tensor.getShape());
       if (!loaded)
-        return makeError("input #" + llvm::Twine(i) + ": " +
-                         llvm::toString(loaded.takeError()));
-      if (loaded->type != *element ||
-          ArrayRef<int64_t>(loaded->shape) != tensor.getShape()) {
-        std::string want, got;
-        llvm::raw_string_ostream(want) << tensor;
-        for (int64_t s : loaded->shape)
-          got += std::to_string(s) + "x";
-        return makeError("input #" + llvm::Twine(i) + " (" + provided->second +
-                         ") holds " + got + getElementTypeName(loaded->type) +
-                         ", the argument is " + want);
-      }
+        return loaded.takeError();
       inputs.push_back(std::move(*loaded));
       continue;
     }

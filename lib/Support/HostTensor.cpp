@@ -282,3 +282,30 @@ HostTensor mlir::dtensor::makeRandomTensor(ElementType type,
   }
   return tensor;
 }
+
+std::string mlir::dtensor::describeTensorType(ElementType type,
+                                              llvm::ArrayRef<int64_t> shape) {
+  std::string text = "tensor<";
+  for (int64_t size : shape)
+    text += std::to_string(size) + "x";
+  return text + getElementTypeName(type).str() + ">";
+}
+
+llvm::Expected<HostTensor>
+mlir::dtensor::readInputNpy(int64_t index, llvm::StringRef file,
+                            ElementType type, llvm::ArrayRef<int64_t> shape) {
+  llvm::Expected<HostTensor> loaded = readNpy(file);
+  if (!loaded)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "input #" + llvm::Twine(index) + ": " +
+                                       llvm::toString(loaded.takeError()));
+  bool castable = loaded->type == type ||
+                  (type == ElementType::BF16 && loaded->type == ElementType::F32);
+  if (!castable || llvm::ArrayRef<int64_t>(loaded->shape) != shape)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "input #" + llvm::Twine(index) + " (" + file + ") holds " +
+            describeTensorType(loaded->type, loaded->shape) +
+            ", the argument is " + describeTensorType(type, shape));
+  return castHostTensor(*loaded, type);
+}

@@ -8,7 +8,7 @@
 
 // RUN: dtensor-run %s -n 4 --seed 1 --work-dir %t.dir > /dev/null
 // RUN: not dtensor-run %s -n 4 --input 0=%t.dir/in1.npy 2>&1 | FileCheck %s --check-prefix=SHAPE
-// SHAPE: error: input #0 ({{.*}}in1.npy) holds 8x8xf32, the argument is tensor<8x4xf32>
+// SHAPE: error: input #0 ({{.*}}in1.npy) holds tensor<8x8xf32>, the argument is tensor<8x4xf32>
 // RUN: dtensor-run %s -n 4 --input 0=%t.dir/in0.npy --input 1=%t.dir/in1.npy --seed 5 | FileCheck %s --check-prefix=FILES
 // FILES: PASS
 

@@ -60,6 +60,16 @@ llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
 HostTensor makeRandomTensor(ElementType type, llvm::ArrayRef<int64_t> shape,
                             std::mt19937_64 &rng, int64_t integerBound);
 
+/// "tensor<8x16xf32>".
+std::string describeTensorType(ElementType type, llvm::ArrayRef<int64_t> shape);
+
+/// Argument `index` read from the .npy `file`, which must hold `type` (f32
+/// for bf16: .npy has no bf16) of exactly `shape`; errors name the input,
+/// the file and both types.
+llvm::Expected<HostTensor> readInputNpy(int64_t index, llvm::StringRef file,
+                                        ElementType type,
+                                        llvm::ArrayRef<int64_t> shape);
+
 HostTensor sliceHostTensor(const HostTensor &tensor,
                            llvm::ArrayRef<int64_t> offsets,
                            llvm::ArrayRef<int64_t> sizes);
