@@ -3,7 +3,7 @@
 # and e2e program (scripts/gpu-programs.txt) with 1, 2 and 4 ranks, each
 # checked against its unsharded artifact on fresh random inputs (fp32
 # relative error < 1e-5, bf16 < 1e-2); the TP MLP against PyTorch eager
-# with the same weights; and a planted fault (a rank that skips a
+# with the same weights and under torchrun and mpirun; and a planted fault (a rank that skips a
 # collective), which must end with the watchdog's error naming the rank,
 # group and collective, not a hang. Needs no MLIR or LLVM: only the folder
 # gpu-build.sh wrote, CUDA's driver, NCCL, cuBLASLt (and PyTorch for the
@@ -57,6 +57,37 @@ if [[ " $RANKS " == *" 2 "* ]]; then
     pass "tp_mlp vs PyTorch eager: $(printf '%s\n' "$out" | tail -1)"
   else
     fail "tp_mlp vs PyTorch eager"; printf '%s\n' "$out" | tail -8 | sed 's/^/    /'
+  fi
+fi
+
+# The same artifact joining other launchers' ranks (their environment; the
+# NCCL id over the runtime's TCP rendezvous): torchrun and mpirun.
+joined() {
+  local name=$1
+  shift
+  local work
+  work=$(mktemp -d /tmp/dtensor-gpu-test.XXXXXX)
+  if out=$(DTENSOR_SINGLE_GPU_TEST=$SINGLE_GPU "$@" "$LAUNCH" "$DIR/tp_mlp.n2.so" \
+             --reference "$DIR/tp_mlp.n2.ref.so" --work-dir "$work" 2>&1) &&
+     printf '%s\n' "$out" | grep -q '^PASS$'; then
+    pass "tp_mlp.n2 under $name: $(printf '%s\n' "$out" | grep -o 'max relative error [0-9.e+-]*' | head -1)"
+  else
+    fail "tp_mlp.n2 under $name"; printf '%s\n' "$out" | tail -8 | sed 's/^/    /'
+  fi
+  rm -rf "$work"
+}
+if [[ " $RANKS " == *" 2 "* ]]; then
+  if command -v torchrun > /dev/null; then
+    joined torchrun timeout 300 torchrun --standalone --nproc-per-node 2
+  else
+    echo "SKIP torchrun: not installed"
+  fi
+  if command -v mpirun > /dev/null; then
+    root=(); [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+    joined mpirun timeout 300 mpirun "${root[@]}" --oversubscribe -n 2 \
+      -x DTENSOR_SINGLE_GPU_TEST -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH
+  else
+    echo "SKIP mpirun: not installed"
   fi
 fi
 
