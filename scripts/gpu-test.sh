@@ -78,7 +78,7 @@ joined() {
 }
 if [[ " $RANKS " == *" 2 "* ]]; then
   if command -v torchrun > /dev/null; then
-    joined torchrun timeout 300 torchrun --standalone --nproc-per-node 2
+    joined torchrun timeout 300 torchrun --standalone --nproc-per-node 2 --no-python
   else
     echo "SKIP torchrun: not installed"
   fi
