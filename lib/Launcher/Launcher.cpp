@@ -364,6 +364,8 @@ int Driver::compileAndLaunch(ModuleOp original, uint64_t seed) {
   command.push_back("--tolerance=" + tolerance);
   for (const auto &[index, file] : options.inputs)
     command.push_back("--input=" + std::to_string(index) + "=" + file);
+  if (options.singleGpu)
+    command.push_back("--single-gpu");
   os.flush();
   int status = runWithTimeout(command, options.timeoutSeconds + 60);
   if (status == kTimedOut)
@@ -472,6 +474,9 @@ int Driver::run() {
         return error(why);
       setTarget(*probe, *target);
     }
+    if (getTarget(*probe).getBackend() == "cpu" && options.singleGpu)
+      return error("--single-gpu is for GPU targets; this program's target "
+                   "is cpu (pass --target cuda)");
     if (getTarget(*probe).getBackend() != "cpu") {
       os << "dtensor-run: " << options.inputFile << ", @" << entryName
          << ": compiled for " << getTarget(*probe).getBackend()

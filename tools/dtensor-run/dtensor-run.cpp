@@ -61,6 +61,10 @@ static cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to launch with"),
 static cl::opt<std::string> workDir("work-dir",
                                     cl::desc("keep compiled modules, inputs "
                                              "and outputs in this directory"));
+static cl::opt<bool>
+    singleGpu("single-gpu",
+              cl::desc("GPU targets: start every rank on GPU 0 (NCCL over "
+                       "loopback: slow, for testing numerics)"));
 static cl::opt<std::string> worker("worker", cl::Hidden,
                                    cl::desc("internal: run as a rank"));
 
@@ -94,6 +98,7 @@ int main(int argc, char **argv) {
   options.splitAllReduce = splitAllReduce;
   options.mpirun = mpirun;
   options.workDir = workDir;
+  options.singleGpu = singleGpu;
   for (const std::string &spec : inputs) {
     auto [index, file] = StringRef(spec).split('=');
     int64_t i;

@@ -89,6 +89,9 @@ struct LaunchOptions {
   /// fusion and before the scheduling passes); 0: no split, 1 is invalid.
   int64_t splitAllReduce = 0;
   std::string mpirun = "mpirun";
+  /// GPU targets: every rank on GPU 0 (dtensor-launch --single-gpu, NCCL
+  /// over loopback; for testing numerics on a machine with one GPU).
+  bool singleGpu = false;
   /// Starts the ranks; none: mpirun (`mpirun`) running this executable.
   RankLauncher *launcher = nullptr;
   /// Work directory for the compiled modules, inputs and outputs; empty: a
