@@ -658,6 +658,8 @@ int Rank::run(int *argc, char ***argv) {
   int status = 0;
   uint64_t seed = 0;
   if (rank == 0) {
+    // A reused work directory must not hand a stale verdict to the parent.
+    llvm::sys::fs::remove(path("verdict"));
     std::random_device device;
     seed = options.seed ? *options.seed
                         : (uint64_t(device()) << 32) ^ device();
