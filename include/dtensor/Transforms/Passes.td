@@ -59,6 +59,47 @@ def ApplyTPPlanPass : Pass<"dtensor-apply-tp-plan", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dtensor::DTensorDialect"];
 }
 
+def AutodiffPass : Pass<"dtensor-autodiff", "::mlir::ModuleOp"> {
+  let summary = "derives the joint forward + backward function of a global-view function";
+  let description = [{
+    Reverse-mode differentiation on the global view. For each function `@f`
+    (all functions with a body, or those named by `functions`) it adds
+    `@f<suffix>` (default `@f_grad`): the arguments of `@f` followed by one
+    seed cotangent per floating-point tensor result (marked
+    `dtensor.cotangent = <result index>`), returning the results of `@f`
+    followed by the gradient of every differentiable argument (marked
+    `dtensor.grad_of = <argument index>`). The gradient is the
+    vector-Jacobian product with the seeds; seeds of ones give PyTorch's
+    `out.sum().backward()`. The function is marked
+    `dtensor.forward_results = N` (its first N results are the forward's),
+    which the comm report uses to split forward and backward traffic.
+
+    Differentiable arguments: those listed in `wrt` (argument indices), else
+    those marked `dtensor.param` or `dtensor.requires_grad`, else every
+    floating-point tensor argument. The backward is written in the same
+    global-view ops: a `linalg.generic` per operand gradient of a linalg op
+    (its body differentiated op by op), `tensor` reshapes, slices, pads and
+    concatenations, and layout requests that follow DTensor's rules (the
+    gradient of a value redistributed from a known layout is requested in
+    that layout, `P` becoming `R`; argument gradients and seeds take their
+    argument's and result's layouts). Ops without a rule are reported by
+    name; no gradient is guessed. See docs/autodiff.md.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "functions to differentiate (default: every function with a body)">,
+    ListOption<"wrt", "wrt", "int64_t",
+               "indices of the arguments to differentiate with respect to">,
+    Option<"suffix", "suffix", "std::string", /*default=*/"\"_grad\"",
+           "suffix of the joint function's name">,
+  ];
+  let dependentDialects = ["::mlir::dtensor::DTensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PropagateLayoutsPass
     : Pass<"dtensor-propagate-layouts", "::mlir::ModuleOp"> {
   let summary = "assigns a layout to every tensor value of a global program";

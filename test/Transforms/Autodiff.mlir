@@ -1,0 +1,372 @@
+// Tests of --dtensor-autodiff: the joint forward + backward function, its
+// signature, the backward ops and the layout requests the gradients get,
+// and an error for every input it refuses. The derivative rules themselves
+// are checked against finite differences in test/unit/AutodiffTest.cpp.
+//
+// RUN: split-file %s %t
+// RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff | FileCheck %t/mlp.mlir
+// RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff=wrt=1 | FileCheck %t/mlp.mlir --check-prefix=WRT
+// RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff='functions=mlp suffix=_vjp' | FileCheck %t/mlp.mlir --check-prefix=NAMED
+// RUN: dtensor-opt %t/cases.mlir --split-input-file --dtensor-autodiff | FileCheck %t/cases.mlir
+// RUN: dtensor-opt %t/errors.mlir --split-input-file --dtensor-autodiff --verify-diagnostics
+// RUN: dtensor-opt %t/options.mlir --split-input-file --dtensor-autodiff='functions=nope' --verify-diagnostics
+
+//--- mlp.mlir
+
+// The TP MLP: seed laid out as the result, gradients as their arguments,
+// the backward of the matmuls as contractions over the forward's operands.
+// CHECK-LABEL: func.func @mlp(
+// CHECK-LABEL: func.func @mlp_grad(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8x16xf32>, %[[W1:[a-z0-9]+]]: tensor<16x32xf32>, %[[W2:[a-z0-9]+]]: tensor<32x16xf32>,
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: tensor<8x16xf32> {dtensor.cotangent = 0 : i64, dtensor.layout = #dtensor.layout<@tp, [R]>})
+// CHECK-SAME: -> (tensor<8x16xf32>,
+// CHECK-SAME: tensor<8x16xf32> {dtensor.grad_of = 0 : i64, dtensor.layout = #dtensor.layout<@tp, [R]>},
+// CHECK-SAME: tensor<16x32xf32> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>},
+// CHECK-SAME: tensor<32x16xf32> {dtensor.grad_of = 2 : i64, dtensor.layout = #dtensor.layout<@tp, [S(0)]>})
+// CHECK-SAME: attributes {dtensor.forward_results = 1 : i64}
+// CHECK: %[[XR:.*]] = dtensor.annotate %[[X]]
+// CHECK: %[[W1C:.*]] = dtensor.annotate %[[W1]]
+// CHECK: %[[W2R:.*]] = dtensor.annotate %[[W2]]
+// CHECK: %[[H:.*]] = linalg.matmul ins(%[[XR]], %[[W1C]]
+// CHECK: %[[A:.*]] = linalg.generic
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[A]], %[[W2R]]
+// CHECK: %[[YR:.*]] = dtensor.annotate %[[Y]]
+// dA = dY @ W2^T: a contraction over the output dim, reading neither A nor
+// the forward's result.
+// CHECK: %[[DA:.*]] = linalg.generic {indexing_maps = [#[[MAP1:map[0-9]*]], #[[MAP2:map[0-9]*]], #[[MAP3:map[0-9]*]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[DY]], %[[W2R]] :
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// dW2 = A^T @ dY.
+// CHECK: %[[DW2:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[DY]], %[[A]] :
+// relu': dA where the pre-activation is positive.
+// CHECK: %[[DH:.*]] = linalg.generic {{.*}} ins(%[[DA]], %[[H]] :
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[DH]], %[[W1C]] :
+// CHECK: %[[DW1:.*]] = linalg.generic {{.*}} ins(%[[DH]], %[[XR]] :
+// CHECK: return %[[YR]], %[[DX]], %[[DW1]], %[[DW2]]
+// WRT-LABEL: func.func @mlp_grad(
+// WRT-SAME: -> (tensor<8x16xf32>, tensor<16x32xf32> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>})
+// NAMED-LABEL: func.func @mlp_vjp(
+// NAMED-NOT: func.func
+
+dtensor.mesh @tp shape = [4] names = ["tp"]
+
+func.func @mlp(%x: tensor<8x16xf32>, %w1: tensor<16x32xf32>,
+               %w2: tensor<32x16xf32>) -> tensor<8x16xf32> {
+  %xr = dtensor.annotate %x layout <@tp, [R]> : tensor<8x16xf32>
+  %w1c = dtensor.annotate %w1 layout <@tp, [S(1)]> : tensor<16x32xf32>
+  %w2r = dtensor.annotate %w2 layout <@tp, [S(0)]> : tensor<32x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8x32xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %h = linalg.matmul ins(%xr, %w1c : tensor<8x16xf32>, tensor<16x32xf32>)
+                     outs(%f1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e2 = tensor.empty() : tensor<8x32xf32>
+  %a = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<8x32xf32>) outs(%e2 : tensor<8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<8x32xf32>
+  %e3 = tensor.empty() : tensor<8x16xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%a, %w2r : tensor<8x32xf32>, tensor<32x16xf32>)
+                     outs(%f3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %yr = dtensor.annotate %y layout <@tp, [R]> : tensor<8x16xf32>
+  return %yr : tensor<8x16xf32>
+}
+
+//--- cases.mlir
+
+// DTensor's redistribute backward: the gradient of a value redistributed
+// from a known layout is requested in that layout (a module boundary stays
+// one), P becoming R; a Partial argument's gradient is R.
+// CHECK-LABEL: func.func @chain_grad(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<8x16xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>}
+// CHECK-SAME: %[[P:[a-z0-9]+]]: tensor<8x16xf32> {dtensor.layout = #dtensor.layout<@tp, [P(sum)]>}
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: tensor<8x16xf32> {dtensor.cotangent = 0 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>}
+// CHECK-SAME: {dtensor.grad_of = 0 : i64, dtensor.layout = #dtensor.layout<@tp, [S(0)]>}
+// CHECK-SAME: {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [R]>}
+// CHECK: dtensor.annotate %[[X]] layout <@tp, [S(0)]> {dtensor.boundary}
+// CHECK: dtensor.annotate %{{.*}} layout <@tp, [R]> {dtensor.boundary}
+// The gradient flowing back into the R request's input goes to S(0).
+// CHECK: %[[DP:.*]] = dtensor.annotate %[[DY]] layout <@tp, [R]>
+// CHECK: %[[D0:.*]] = dtensor.annotate %[[DY]] layout <@tp, [S(0)]> {dtensor.boundary}
+// CHECK: %[[D1:.*]] = dtensor.annotate %[[D0]] layout <@tp, [S(0)]>
+// CHECK-NOT: dtensor.boundary
+// CHECK: return %{{.*}}, %[[D1]], %[[DP]]
+dtensor.mesh @tp shape = [4] names = ["tp"]
+
+func.func @chain(%x: tensor<8x16xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>},
+                 %p: tensor<8x16xf32> {dtensor.layout = #dtensor.layout<@tp, [P(sum)]>})
+    -> (tensor<8x16xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>}) {
+  %a = dtensor.annotate %x layout <@tp, [S(0)]> {dtensor.boundary} : tensor<8x16xf32>
+  %b = dtensor.annotate %a layout <@tp, [R]> {dtensor.boundary} : tensor<8x16xf32>
+  %q = dtensor.redistribute %p to <@tp, [S(1)]> : tensor<8x16xf32>
+  %e = tensor.empty() : tensor<8x16xf32>
+  %s = linalg.add ins(%b, %q : tensor<8x16xf32>, tensor<8x16xf32>)
+      outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %s : tensor<8x16xf32>
+}
+
+// -----
+
+// Parameters are differentiated, other inputs not; a value used twice gets
+// the sum of its cotangents; an integer result gets no seed.
+// CHECK-LABEL: func.func @params_grad(
+// CHECK-SAME: %{{[a-z0-9]+}}: tensor<4xf32>, %{{[a-z0-9]+}}: tensor<4xf32> {dtensor.param = "w"}, %{{[a-z0-9]+}}: tensor<4xi32>,
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: tensor<4xf32> {dtensor.cotangent = 0 : i64})
+// CHECK-SAME: -> (tensor<4xf32>, tensor<4xi32>, tensor<4xf32> {dtensor.grad_of = 1 : i64})
+// CHECK: %[[G1:.*]] = linalg.generic
+// CHECK: %[[G2:.*]] = linalg.generic
+// CHECK: %[[SUM:.*]] = linalg.add ins(%[[G1]], %[[G2]]
+// CHECK: return %{{.*}}, %{{.*}}, %[[SUM]]
+func.func @params(%x: tensor<4xf32>, %w: tensor<4xf32> {dtensor.param = "w"},
+                  %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi32>) {
+  %y = arith.mulf %w, %w : tensor<4xf32>
+  return %y, %i : tensor<4xf32>, tensor<4xi32>
+}
+
+// -----
+
+// Slices become pads, pads slices, concatenations slices, reshapes the
+// inverse reshape.
+// CHECK-LABEL: func.func @shapes_grad(
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: tensor<3x12xf32> {dtensor.cotangent = 0 : i64}
+// CHECK: %[[C:.*]] = tensor.expand_shape %[[DY]] {{\[\[}}0], [1, 2]] output_shape [3, 2, 6]
+// CHECK: %[[P:.*]] = tensor.collapse_shape %[[C]] {{\[\[}}0, 1], [2]]
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[P]][1, 0] [4, 3] [1, 1]
+// CHECK: %[[D:.*]] = tensor.pad %[[S]] low[1, 2] high[1, 1]
+// CHECK: tensor.extract_slice %[[D]][0, 0] [4, 6] [1, 1]
+// CHECK: tensor.extract_slice %[[D]][4, 0] [2, 6] [1, 1]
+func.func @shapes(%x: tensor<4x6xf32>, %y: tensor<2x6xf32>) -> tensor<3x12xf32> {
+  %c = tensor.concat dim(0) %x, %y : (tensor<4x6xf32>, tensor<2x6xf32>)
+      -> tensor<6x6xf32>
+  %s = tensor.extract_slice %c[1, 2] [4, 3] [1, 1]
+      : tensor<6x6xf32> to tensor<4x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %s low[1, 0] high[1, 3] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<4x3xf32> to tensor<6x6xf32>
+  %e = tensor.expand_shape %p [[0, 1], [2]] output_shape [3, 2, 6]
+      : tensor<6x6xf32> into tensor<3x2x6xf32>
+  %r = tensor.collapse_shape %e [[0], [1, 2]]
+      : tensor<3x2x6xf32> into tensor<3x12xf32>
+  return %r : tensor<3x12xf32>
+}
+
+// -----
+
+// Softmax: dx = y * (dy - sum(dy * y)) over its dimension.
+// CHECK-LABEL: func.func @softmax_grad(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x6xf32>, %[[DY:[a-z0-9]+]]: tensor<4x6xf32>
+// CHECK: %[[Y:.*]] = linalg.softmax dimension(1)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[DY]], %[[Y]] :
+// CHECK: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[Y]], %[[DY]], %[[S]] :
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: return %[[Y]], %[[DX]]
+func.func @softmax(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %e = tensor.empty() : tensor<4x6xf32>
+  %y = linalg.softmax dimension(1) ins(%x : tensor<4x6xf32>)
+      outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}
+
+// -----
+
+// to_local's gradient is viewed with `dtensor.grad_layout` where given
+// (PyTorch's grad_placements); from_local's goes back through R.
+// CHECK-LABEL: func.func @locals_grad(
+// CHECK: %[[G:.*]] = dtensor.from_local %{{.*}} layout <@tp, [P(sum)]> : tensor<8x16xf32> -> tensor<8x16xf32>
+// CHECK: %[[A:.*]] = dtensor.annotate %{{.*}} layout <@tp, [R]>
+// CHECK: dtensor.to_local %[[A]] layout <@tp, [R]> : tensor<8x16xf32> -> tensor<8x16xf32>
+dtensor.mesh @tp shape = [4] names = ["tp"]
+func.func @locals(%g: tensor<8x16xf32>, %l: tensor<8x16xf32>)
+    -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %a = dtensor.to_local %g layout <@tp, [R]>
+      {dtensor.grad_layout = #dtensor.layout<@tp, [P(sum)]>}
+      : tensor<8x16xf32> -> tensor<8x16xf32>
+  %b = dtensor.from_local %l layout <@tp, [P(sum)]>
+      : tensor<8x16xf32> -> tensor<8x16xf32>
+  return %a, %b : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+//--- errors.mlir
+
+dtensor.mesh @tp shape = [4] names = ["tp"]
+func.func @gather(%t: tensor<16x4xf32>, %i: tensor<3x1xindex>) -> tensor<3x4xf32> {
+  // expected-error @below {{autodiff: cannot differentiate 'tensor.gather'}}
+  %g = tensor.gather %t[%i] gather_dims([0]) unique : (tensor<16x4xf32>, tensor<3x1xindex>) -> tensor<3x4xf32>
+  return %g : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @erf(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    // expected-error @below {{autodiff: cannot differentiate 'math.erf'}}
+    %r = math.erf %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @erf_tensor(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{autodiff: cannot differentiate 'math.erf'}}
+  %y = math.erf %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A max-reduction has no rule (its gradient goes to the argmax): refused.
+func.func @amax(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{autodiff: cannot differentiate 'linalg.generic': a reduction combined with 'arith.maximumf' (only sums are supported)}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.maximumf %acc, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A summand that reads the accumulator is not a sum.
+func.func @acc_in_summand(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{autodiff: cannot differentiate 'linalg.generic': its summand reads the accumulator}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %p = arith.mulf %in, %acc : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// An operand indexed by something other than loop dims (a convolution's
+// window) has no rule.
+func.func @window(%x: tensor<10xf32>, %w: tensor<3xf32>) -> tensor<8xf32> {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  // expected-error @below {{autodiff: cannot differentiate 'linalg.generic': operand 0 is not indexed by a projected permutation}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i + k)>, affine_map<(i, k) -> (k)>, affine_map<(i, k) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x, %w : tensor<10xf32>, tensor<3xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+// Control flow has no rule.
+func.func @loop(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{autodiff: cannot differentiate 'scf.for'}}
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> tensor<4xf32> {
+    %b = arith.addf %a, %a : tensor<4xf32>
+    scf.yield %b : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A value taken out of a tensor as a scalar and captured by a body.
+func.func @captured(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{autodiff: cannot differentiate through a captured scalar that depends on a differentiated argument}}
+  %s = tensor.extract %x[%c0] : tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.mulf %in, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4] names = ["tp"]
+func.func @grad_layout(%g: tensor<8x16xf32>) -> tensor<2x16xf32> {
+  // expected-error @below {{autodiff: the gradient layout #dtensor.layout<@tp, [P(sum)]> gives another local shape than #dtensor.layout<@tp, [S(0)]>}}
+  %a = dtensor.to_local %g layout <@tp, [S(0)]>
+      {dtensor.grad_layout = #dtensor.layout<@tp, [P(sum)]>}
+      : tensor<8x16xf32> -> tensor<2x16xf32>
+  return %a : tensor<2x16xf32>
+}
+
+// -----
+
+// expected-error @below {{autodiff: @exists_grad already exists}}
+func.func @exists(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func @exists_grad(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{autodiff: argument 0 is marked differentiable but is not a floating-point tensor}}
+func.func @int_param(%x: tensor<4xi32> {dtensor.param = "p"}) -> tensor<4xi32> {
+  return %x : tensor<4xi32>
+}
+
+// -----
+
+// expected-error @below {{autodiff: dynamic shapes are not supported}}
+func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  return %x : tensor<?xf32>
+}
+
+// -----
+
+// expected-error @below {{autodiff: functions with more than one block are not supported}}
+func.func @blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
+  cf.br ^bb1
+^bb1:
+  return %x : tensor<4xf32>
+}
+
+//--- options.mlir
+
+// expected-error @below {{autodiff: no function @nope with a body}}
+module {
+  func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}

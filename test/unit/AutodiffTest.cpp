@@ -1,0 +1,316 @@
+//===- AutodiffTest.cpp - gradients of dtensor-autodiff vs finite differences //
+//
+// The sharded-vs-unsharded checks of dtensor-run compare two compilations of
+// the same joint function, so they cannot see a wrong derivative rule. These
+// tests check the rules themselves: each program (in f64) is differentiated,
+// compiled unsharded, and the vector-Jacobian product it returns is compared
+// with central finite differences of the forward function along random
+// directions: <v, (f(x + eps u) - f(x - eps u)) / 2 eps> = sum_i <g_i, u_i>.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Compiler/Registration.h"
+#include "dtensor/Compiler/Session.h"
+#include "dtensor/Target/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+#define DTENSOR_REQUIRE_CPU_TARGET()                                           \
+  do {                                                                         \
+    registerTargets();                                                         \
+    if (!lookupTargetBackend("cpu"))                                           \
+      GTEST_SKIP() << "built without the CPU target";                          \
+  } while (false)
+
+namespace {
+
+HostTensor randomTensor(llvm::ArrayRef<int64_t> shape, std::mt19937 &rng) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  HostTensor t(ElementType::F64, shape);
+  for (int64_t i = 0; i < t.getNumElements(); ++i)
+    t.set(i, dist(rng));
+  return t;
+}
+
+double dot(const HostTensor &a, const HostTensor &b) {
+  double sum = 0;
+  for (int64_t i = 0; i < a.getNumElements(); ++i)
+    sum += a.get(i) * b.get(i);
+  return sum;
+}
+
+/// Differentiates `@name` in `source` with `wrtOption` (a dtensor-autodiff
+/// option string, possibly empty), then checks the returned gradients of
+/// arguments `wrt` against finite differences along `trials` random
+/// directions.
+void checkGradients(llvm::StringRef source, llvm::StringRef name,
+                    llvm::ArrayRef<unsigned> wrt, llvm::StringRef options = "",
+                    int trials = 3) {
+  Session session;
+  std::string diagnostics;
+  session.setDiagnosticCallback([&](const dtensor::Diagnostic &d) {
+    diagnostics += d.location + ": " + d.message + "\n";
+  });
+  auto module = session.parse(source);
+  ASSERT_TRUE(succeeded(module)) << diagnostics;
+  std::string pipeline = "dtensor-autodiff";
+  if (!options.empty())
+    pipeline += "{" + options.str() + "}";
+  ASSERT_TRUE(succeeded(session.runPipeline(**module, pipeline)))
+      << diagnostics;
+  Session::stripPlacements(**module);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})))
+      << diagnostics;
+  auto exe = session.compile(**module);
+  ASSERT_TRUE(succeeded(exe)) << diagnostics;
+
+  // Argument shapes from the forward function's signature, read back from
+  // a parse of the source (the lowered module has memrefs).
+  Session shapes;
+  auto original = shapes.parse(source);
+  ASSERT_TRUE(succeeded(original));
+  auto func = (*original)->lookupSymbol<func::FuncOp>(name);
+  ASSERT_TRUE(func);
+  std::mt19937 rng(1234);
+  std::vector<HostTensor> args;
+  for (Type type : func.getArgumentTypes())
+    args.push_back(
+        randomTensor(cast<RankedTensorType>(type).getShape(), rng));
+  std::vector<HostTensor> seeds;
+  for (Type type : func.getResultTypes())
+    seeds.push_back(
+        randomTensor(cast<RankedTensorType>(type).getShape(), rng));
+
+  std::vector<const HostTensor *> jointArgs;
+  for (const HostTensor &a : args)
+    jointArgs.push_back(&a);
+  for (const HostTensor &s : seeds)
+    jointArgs.push_back(&s);
+  auto joint = (*exe)->invoke((name + "_grad").str(), jointArgs);
+  ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
+  size_t numResults = seeds.size();
+  ASSERT_EQ(joint->size(), numResults + wrt.size());
+
+  const double eps = 1e-6;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::vector<HostTensor> plus = args, minus = args;
+    double predicted = 0;
+    for (auto [i, index] : llvm::enumerate(wrt)) {
+      HostTensor u = randomTensor(args[index].shape, rng);
+      for (int64_t e = 0; e < u.getNumElements(); ++e) {
+        plus[index].set(e, args[index].get(e) + eps * u.get(e));
+        minus[index].set(e, args[index].get(e) - eps * u.get(e));
+      }
+      predicted += dot((*joint)[numResults + i], u);
+    }
+    std::vector<const HostTensor *> plusArgs, minusArgs;
+    for (size_t i = 0; i < args.size(); ++i) {
+      plusArgs.push_back(&plus[i]);
+      minusArgs.push_back(&minus[i]);
+    }
+    auto fPlus = (*exe)->invoke(name, plusArgs);
+    auto fMinus = (*exe)->invoke(name, minusArgs);
+    ASSERT_TRUE(bool(fPlus)) << llvm::toString(fPlus.takeError());
+    ASSERT_TRUE(bool(fMinus)) << llvm::toString(fMinus.takeError());
+    double measured = 0;
+    for (size_t r = 0; r < numResults; ++r)
+      measured += (dot((*fPlus)[r], seeds[r]) - dot((*fMinus)[r], seeds[r])) /
+                  (2 * eps);
+    double scale = std::max({std::abs(measured), std::abs(predicted), 1.0});
+    EXPECT_NEAR(predicted, measured, 1e-6 * scale)
+        << "trial " << trial << " of @" << name.str();
+  }
+}
+
+// Matmul, relu, annotations: the TP MLP.
+TEST(Autodiff, MlpMatchesFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+dtensor.mesh @tp shape = [4]
+func.func @mlp(%x: tensor<8x16xf64>, %w1: tensor<16x32xf64>,
+               %w2: tensor<32x16xf64>) -> tensor<8x16xf64> {
+  %xr = dtensor.annotate %x layout <@tp, [R]> : tensor<8x16xf64>
+  %w1c = dtensor.annotate %w1 layout <@tp, [S(1)]> : tensor<16x32xf64>
+  %w2r = dtensor.annotate %w2 layout <@tp, [S(0)]> : tensor<32x16xf64>
+  %zero = arith.constant 0.0 : f64
+  %e1 = tensor.empty() : tensor<8x32xf64>
+  %f1 = linalg.fill ins(%zero : f64) outs(%e1 : tensor<8x32xf64>) -> tensor<8x32xf64>
+  %h = linalg.matmul ins(%xr, %w1c : tensor<8x16xf64>, tensor<16x32xf64>)
+                     outs(%f1 : tensor<8x32xf64>) -> tensor<8x32xf64>
+  %e2 = tensor.empty() : tensor<8x32xf64>
+  %a = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<8x32xf64>) outs(%e2 : tensor<8x32xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    %r = arith.maximumf %in, %zero : f64
+    linalg.yield %r : f64
+  } -> tensor<8x32xf64>
+  %e3 = tensor.empty() : tensor<8x16xf64>
+  %f3 = linalg.fill ins(%zero : f64) outs(%e3 : tensor<8x16xf64>) -> tensor<8x16xf64>
+  %y = linalg.matmul ins(%a, %w2r : tensor<8x32xf64>, tensor<32x16xf64>)
+                     outs(%f3 : tensor<8x16xf64>) -> tensor<8x16xf64>
+  %yr = dtensor.annotate %y layout <@tp, [R]> : tensor<8x16xf64>
+  return %yr : tensor<8x16xf64>
+}
+)mlir",
+                 "mlp", {0, 1, 2});
+}
+
+// RMSNorm (reduction, broadcast, sqrt, division), a contraction written as
+// a generic, a residual add used twice (the input feeds two paths).
+TEST(Autodiff, NormContractionResidualMatchesFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+#x = affine_map<(b, s, h) -> (b, s, h)>
+#bs = affine_map<(b, s, h) -> (b, s)>
+#h = affine_map<(b, s, h) -> (h)>
+#in = affine_map<(b, s, o, k) -> (b, s, k)>
+#w = affine_map<(b, s, o, k) -> (o, k)>
+#out = affine_map<(b, s, o, k) -> (b, s, o)>
+func.func @block(%x: tensor<2x4x8xf64>, %g: tensor<8xf64>,
+                 %w: tensor<8x8xf64>) -> tensor<2x4x8xf64> {
+  %zero = arith.constant 0.0 : f64
+  %inv = arith.constant 0.125 : f64
+  %eps = arith.constant 1.0e-6 : f64
+  %e0 = tensor.empty() : tensor<2x4xf64>
+  %f0 = linalg.fill ins(%zero : f64) outs(%e0 : tensor<2x4xf64>) -> tensor<2x4xf64>
+  %sq = linalg.generic {indexing_maps = [#x, #bs],
+                        iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<2x4x8xf64>) outs(%f0 : tensor<2x4xf64>) {
+  ^bb0(%in: f64, %acc: f64):
+    %p = arith.mulf %in, %in : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<2x4xf64>
+  %e1 = tensor.empty() : tensor<2x4x8xf64>
+  %n = linalg.generic {indexing_maps = [#x, #bs, #h, #x],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %sq, %g : tensor<2x4x8xf64>, tensor<2x4xf64>, tensor<8xf64>)
+      outs(%e1 : tensor<2x4x8xf64>) {
+  ^bb0(%in: f64, %ss: f64, %gain: f64, %o: f64):
+    %mean = arith.mulf %ss, %inv : f64
+    %var = arith.addf %mean, %eps : f64
+    %rms = math.sqrt %var : f64
+    %y = arith.divf %in, %rms : f64
+    %z = arith.mulf %y, %gain : f64
+    linalg.yield %z : f64
+  } -> tensor<2x4x8xf64>
+  %e2 = tensor.empty() : tensor<2x4x8xf64>
+  %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<2x4x8xf64>) -> tensor<2x4x8xf64>
+  %u = linalg.generic {indexing_maps = [#in, #w, #out],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%n, %w : tensor<2x4x8xf64>, tensor<8x8xf64>)
+      outs(%f2 : tensor<2x4x8xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %p = arith.mulf %a, %b : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<2x4x8xf64>
+  %e3 = tensor.empty() : tensor<2x4x8xf64>
+  %r = linalg.add ins(%x, %u : tensor<2x4x8xf64>, tensor<2x4x8xf64>)
+      outs(%e3 : tensor<2x4x8xf64>) -> tensor<2x4x8xf64>
+  return %r : tensor<2x4x8xf64>
+}
+)mlir",
+                 "block", {0, 1, 2});
+}
+
+// Softmax, transpose, broadcast, exp, tanh, subtraction, negation, rsqrt,
+// log, and two results.
+TEST(Autodiff, SoftmaxTransposeBroadcastMatchFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+#id = affine_map<(i, j) -> (i, j)>
+func.func @f(%x: tensor<4x6xf64>, %b: tensor<6xf64>)
+    -> (tensor<6x4xf64>, tensor<4x6xf64>) {
+  %e0 = tensor.empty() : tensor<4x6xf64>
+  %bb = linalg.broadcast ins(%b : tensor<6xf64>) outs(%e0 : tensor<4x6xf64>)
+      dimensions = [0]
+  %e1 = tensor.empty() : tensor<4x6xf64>
+  %one = arith.constant 1.5 : f64
+  %t = linalg.generic {indexing_maps = [#id, #id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x, %bb : tensor<4x6xf64>, tensor<4x6xf64>)
+      outs(%e1 : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %c: f64, %o: f64):
+    %th = math.tanh %a : f64
+    %ex = math.exp %c : f64
+    %d = arith.subf %th, %ex : f64
+    %n = arith.negf %d : f64
+    %sq = arith.mulf %c, %c : f64
+    %sq1 = arith.addf %sq, %one : f64
+    %rs = math.rsqrt %sq1 : f64
+    %lg = math.log %sq1 : f64
+    %m = arith.mulf %n, %rs : f64
+    %s = arith.addf %m, %lg : f64
+    linalg.yield %s : f64
+  } -> tensor<4x6xf64>
+  %e2 = tensor.empty() : tensor<4x6xf64>
+  %sm = linalg.softmax dimension(1) ins(%t : tensor<4x6xf64>)
+      outs(%e2 : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %e3 = tensor.empty() : tensor<6x4xf64>
+  %tr = linalg.transpose ins(%sm : tensor<4x6xf64>) outs(%e3 : tensor<6x4xf64>)
+      permutation = [1, 0]
+  return %tr, %t : tensor<6x4xf64>, tensor<4x6xf64>
+}
+)mlir",
+                 "f", {0, 1});
+}
+
+// Reshapes, slices, padding, concatenation, elementwise ops on tensors.
+TEST(Autodiff, TensorOpsMatchFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+func.func @f(%x: tensor<4x6xf64>, %y: tensor<2x6xf64>) -> tensor<3x12xf64> {
+  %c = tensor.concat dim(0) %x, %y : (tensor<4x6xf64>, tensor<2x6xf64>)
+      -> tensor<6x6xf64>
+  %s = tensor.extract_slice %c[1, 2] [4, 3] [1, 1]
+      : tensor<6x6xf64> to tensor<4x3xf64>
+  %zero = arith.constant 0.0 : f64
+  %p = tensor.pad %s low[1, 0] high[1, 3] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f64
+  } : tensor<4x3xf64> to tensor<6x6xf64>
+  %e = tensor.expand_shape %p [[0, 1], [2]] output_shape [3, 2, 6]
+      : tensor<6x6xf64> into tensor<3x2x6xf64>
+  %r = tensor.collapse_shape %e [[0], [1, 2]]
+      : tensor<3x2x6xf64> into tensor<3x12xf64>
+  %sum = arith.constant 0.0 : f64
+  %e1 = tensor.empty() : tensor<3x12xf64>
+  %sq = linalg.mul ins(%r, %r : tensor<3x12xf64>, tensor<3x12xf64>)
+      outs(%e1 : tensor<3x12xf64>) -> tensor<3x12xf64>
+  %ex = math.exp %r : tensor<3x12xf64>
+  %q = arith.divf %sq, %ex : tensor<3x12xf64>
+  return %q : tensor<3x12xf64>
+}
+)mlir",
+                 "f", {0, 1});
+}
+
+// Only the marked arguments are differentiated; an unused one gets zeros.
+TEST(Autodiff, MarkedArgumentsOnly) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+func.func @f(%x: tensor<4x4xf64>, %w: tensor<4x4xf64> {dtensor.param = "w"},
+             %unused: tensor<4xf64> {dtensor.requires_grad}) -> tensor<4x4xf64> {
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4x4xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<4x4xf64>) -> tensor<4x4xf64>
+  %y = linalg.matmul ins(%x, %w : tensor<4x4xf64>, tensor<4x4xf64>)
+                     outs(%f : tensor<4x4xf64>) -> tensor<4x4xf64>
+  return %y : tensor<4x4xf64>
+}
+)mlir",
+                 "f", {1, 2});
+}
+
+} // namespace
