@@ -8,6 +8,8 @@
 
 #include "dtensor/Analysis/CommAnalysis.h"
 
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -193,6 +195,40 @@ mlir::dtensor::computeFunctionCommReport(FunctionOpInterface func,
                                          SymbolTableCollection &symbolTable) {
   FunctionCommReport report;
   report.name = func.getName().str();
+
+  // The forward of a joint function: every top-level op its forward
+  // results depend on.
+  DenseSet<Operation *> forwardOps;
+  auto forwardResults =
+      func->getAttrOfType<IntegerAttr>(kForwardResultsAttrName);
+  Block *body = func.isExternal() || !func.getFunctionBody().hasOneBlock()
+                    ? nullptr
+                    : &func.getFunctionBody().front();
+  bool hasPhases = forwardResults && body;
+  if (hasPhases) {
+    report.phases["forward"];
+    report.phases["backward"];
+    Operation *terminator = body->getTerminator();
+    int64_t n = std::min<int64_t>(forwardResults.getInt(),
+                                  terminator->getNumOperands());
+    SmallVector<Value> worklist(terminator->getOperands().take_front(
+        std::max<int64_t>(n, 0)));
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (def)
+        def = body->findAncestorOpInBlock(*def);
+      if (!def || !forwardOps.insert(def).second)
+        continue;
+      llvm::append_range(worklist, def->getOperands());
+      if (def->getNumRegions()) {
+        llvm::SetVector<Value> captured;
+        getUsedValuesDefinedAbove(def->getRegions(), captured);
+        llvm::append_range(worklist, captured);
+      }
+    }
+  }
+
   bool failedAny = false;
   func->walk<WalkOrder::PreOrder>([&](CollectiveOpInterface op) {
     FailureOr<CollectiveTraffic> traffic =
@@ -212,6 +248,14 @@ mlir::dtensor::computeFunctionCommReport(FunctionOpInterface func,
                                    traffic->fullBufferBytes, group);
     report.collectives[traffic->kind].add(*traffic, time);
     report.total.add(*traffic, time);
+    if (hasPhases) {
+      Operation *top = body->findAncestorOpInBlock(*op);
+      CommCounts &phase =
+          report.phases[top && forwardOps.contains(top) ? "forward"
+                                                        : "backward"];
+      phase.collectives[traffic->kind].add(*traffic, time);
+      phase.total.add(*traffic, time);
+    }
   });
   if (failedAny)
     return failure();

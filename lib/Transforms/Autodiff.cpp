@@ -9,11 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dtensor/Analysis/CommAnalysis.h"
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -28,7 +30,6 @@ using namespace mlir::dtensor;
 /// Attribute names the pass writes.
 static constexpr StringLiteral kCotangentAttr = "dtensor.cotangent";
 static constexpr StringLiteral kGradOfAttr = "dtensor.grad_of";
-static constexpr StringLiteral kForwardResultsAttr = "dtensor.forward_results";
 static constexpr StringLiteral kRequiresGradAttr = "dtensor.requires_grad";
 /// On a dtensor.to_local: the layout of its gradient (PyTorch's
 /// `to_local(grad_placements=...)`).
@@ -283,8 +284,12 @@ private:
 
 class FunctionDifferentiator {
 public:
-  FunctionDifferentiator(func::FuncOp func, ArrayRef<unsigned> wrt)
-      : func(func), wrt(wrt.begin(), wrt.end()) {}
+  /// `forwardLayouts`: the layouts propagation gives the forward's values
+  /// (keyed by the joint function's copies); may be empty.
+  FunctionDifferentiator(func::FuncOp func, ArrayRef<unsigned> wrt,
+                         DenseMap<Value, LayoutAttr> forwardLayouts)
+      : func(func), wrt(wrt.begin(), wrt.end()),
+        forwardLayouts(std::move(forwardLayouts)) {}
 
   LogicalResult run();
 
@@ -308,6 +313,7 @@ private:
   SmallVector<unsigned> wrt;
   DenseSet<Value> active;
   DenseMap<Value, Value> cotangents;
+  DenseMap<Value, LayoutAttr> forwardLayouts;
 };
 
 } // namespace
@@ -347,26 +353,31 @@ void FunctionDifferentiator::addCotangent(Value v, Value d) {
                    .getResult(0);
 }
 
-/// The layout a value is known to have before propagation: what the op
-/// defining it requests, or its argument's `dtensor.layout`.
+/// The layout a forward value has: what the op defining it requests, its
+/// argument's `dtensor.layout`, else the one propagation gives it in the
+/// forward alone (DTensor's placement of the value in the forward).
 LayoutAttr FunctionDifferentiator::getKnownLayout(Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    return func.getArgAttrOfType<LayoutAttr>(arg.getArgNumber(),
-                                             kLayoutAttrName);
-  Operation *def = v.getDefiningOp();
-  if (auto annotate = dyn_cast<AnnotateOp>(def))
-    return annotate.getLayout();
-  if (auto redistribute = dyn_cast<RedistributeOp>(def))
-    return redistribute.getTo();
-  if (auto fromLocal = dyn_cast<FromLocalOp>(def))
-    return fromLocal.getLayout();
-  return {};
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (auto layout = func.getArgAttrOfType<LayoutAttr>(arg.getArgNumber(),
+                                                        kLayoutAttrName))
+      return layout;
+  } else {
+    Operation *def = v.getDefiningOp();
+    if (auto annotate = dyn_cast<AnnotateOp>(def))
+      return annotate.getLayout();
+    if (auto redistribute = dyn_cast<RedistributeOp>(def))
+      return redistribute.getTo();
+    if (auto fromLocal = dyn_cast<FromLocalOp>(def))
+      return fromLocal.getLayout();
+  }
+  return forwardLayouts.lookup(v);
 }
 
 /// An argument's layout: its `dtensor.layout`, else the layout every
-/// annotation of it requests.
+/// annotation of it requests, else the propagated one.
 LayoutAttr FunctionDifferentiator::getArgumentLayout(BlockArgument arg) {
-  if (LayoutAttr layout = getKnownLayout(arg))
+  if (auto layout = func.getArgAttrOfType<LayoutAttr>(arg.getArgNumber(),
+                                                      kLayoutAttrName))
     return layout;
   LayoutAttr common;
   for (Operation *user : arg.getUsers()) {
@@ -377,7 +388,7 @@ LayoutAttr FunctionDifferentiator::getArgumentLayout(BlockArgument arg) {
       return {};
     common = annotate.getLayout();
   }
-  return common;
+  return common ? common : forwardLayouts.lookup(arg);
 }
 
 FailureOr<Value> FunctionDifferentiator::buildOperandGradient(
@@ -931,7 +942,7 @@ LogicalResult FunctionDifferentiator::run() {
   func.setType(FunctionType::get(ctx, argTypes, resultTypes));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs);
-  func->setAttr(kForwardResultsAttr, builder.getI64IntegerAttr(numResults));
+  func->setAttr(kForwardResultsAttrName, builder.getI64IntegerAttr(numResults));
   return success();
 }
 
@@ -942,6 +953,58 @@ LogicalResult FunctionDifferentiator::run() {
 namespace {
 struct AutodiffPass : dtensor::impl::AutodiffPassBase<AutodiffPass> {
   using Base::Base;
+
+  /// The layouts propagation gives `func`'s values when the forward is
+  /// compiled alone: a copy of the module, nested in this one for the
+  /// time being, is propagated and its layouts read back, keyed by `func`'s
+  /// values. Ops propagation replaces (annotations) are left out.
+  FailureOr<DenseMap<Value, LayoutAttr>> probeForwardLayouts(func::FuncOp func) {
+    DenseMap<Value, LayoutAttr> layouts;
+    ModuleOp module = getOperation();
+    if (module.getOps<MeshOp>().empty())
+      return layouts;
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (op->getParentOp() == func)
+        ops.push_back(op);
+    });
+    IRMapping mapping;
+    auto copy = cast<ModuleOp>(module->clone(mapping));
+    constexpr StringLiteral kIdAttr = "dtensor.autodiff_id";
+    OpBuilder b(module.getContext());
+    for (auto [i, op] : llvm::enumerate(ops))
+      mapping.lookup(op)->setAttr(kIdAttr, b.getI64IntegerAttr(i));
+    auto copyFunc = cast<func::FuncOp>(mapping.lookup(func.getOperation()));
+    // Only the function itself is propagated.
+    for (auto other : llvm::make_early_inc_range(copy.getOps<func::FuncOp>()))
+      if (other != copyFunc)
+        other.erase();
+    module.getBody()->push_back(copy);
+    OpPassManager pm(ModuleOp::getOperationName());
+    pm.addPass(createPropagateLayoutsPass());
+    LogicalResult result = runPipeline(pm, copy);
+    if (succeeded(result)) {
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (auto layout =
+                copyFunc.getArgAttrOfType<LayoutAttr>(i, kLayoutAttrName))
+          layouts[func.getArgument(i)] = layout;
+      copyFunc.walk([&](Operation *op) {
+        auto id = op->getAttrOfType<IntegerAttr>(kIdAttr);
+        if (!id)
+          return;
+        Operation *original = ops[id.getInt()];
+        for (auto [r, result] : llvm::enumerate(op->getResults()))
+          if (LayoutAttr layout = getLayoutOf(result))
+            layouts[original->getResult(r)] = layout;
+      });
+    }
+    copy.erase();
+    if (failed(result))
+      return func.emitError("autodiff: propagating the forward's layouts "
+                            "failed"),
+             failure();
+    return layouts;
+  }
 
   /// The arguments to differentiate with respect to.
   FailureOr<SmallVector<unsigned>> getWrt(func::FuncOp func) {
@@ -1013,10 +1076,19 @@ struct AutodiffPass : dtensor::impl::AutodiffPassBase<AutodiffPass> {
       FailureOr<SmallVector<unsigned>> args = getWrt(func);
       if (failed(args))
         return signalPassFailure();
-      auto joint = cast<func::FuncOp>(func->clone());
+      FailureOr<DenseMap<Value, LayoutAttr>> probed =
+          probeForwardLayouts(func);
+      if (failed(probed))
+        return signalPassFailure();
+      IRMapping mapping;
+      auto joint = cast<func::FuncOp>(func->clone(mapping));
       joint.setSymName(name);
       symbols.insert(joint, std::next(Block::iterator(func)));
-      if (failed(FunctionDifferentiator(joint, *args).run())) {
+      DenseMap<Value, LayoutAttr> forwardLayouts;
+      for (auto [value, layout] : *probed)
+        forwardLayouts[mapping.lookup(value)] = layout;
+      if (failed(FunctionDifferentiator(joint, *args, std::move(forwardLayouts))
+                     .run())) {
         // The diagnostics point into the joint function; drop it.
         symbols.erase(joint);
         return signalPassFailure();

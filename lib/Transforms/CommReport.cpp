@@ -56,6 +56,15 @@ static void printTable(raw_ostream &os, const HardwareModel &hw,
     for (const auto &[kind, stats] : report.collectives)
       printTableRow(os, kind, stats);
     printTableRow(os, "total", report.total);
+    if (!report.phases.empty()) {
+      for (StringRef phaseName : {"forward", "backward"}) {
+        const CommCounts *phase = &report.phases.at(phaseName.str());
+        os << "  " << phaseName << ":\n";
+        for (const auto &[kind, stats] : phase->collectives)
+          printTableRow(os, ("  " + kind), stats);
+        printTableRow(os, "  total", phase->total);
+      }
+    }
     if (report.total.hasDynamic)
       os << "  * has dynamic dims: only the static dims are counted\n";
     os << "\n";
@@ -89,6 +98,21 @@ static void printJson(raw_ostream &os, const HardwareModel &hw,
           });
           json.attributeObject("total",
                                [&] { writeJsonStats(json, report.total); });
+          if (!report.phases.empty())
+            json.attributeObject("phases", [&] {
+              for (StringRef phaseName : {"forward", "backward"}) {
+                const CommCounts *phase = &report.phases.at(phaseName.str());
+                json.attributeObject(phaseName, [&] {
+                  json.attributeObject("collectives", [&] {
+                    for (const auto &[kind, stats] : phase->collectives)
+                      json.attributeObject(
+                          kind, [&] { writeJsonStats(json, stats); });
+                  });
+                  json.attributeObject(
+                      "total", [&] { writeJsonStats(json, phase->total); });
+                });
+              }
+            });
         });
       }
     });

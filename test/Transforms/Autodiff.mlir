@@ -31,20 +31,27 @@
 // CHECK: %[[A:.*]] = linalg.generic
 // CHECK: %[[Y:.*]] = linalg.matmul ins(%[[A]], %[[W2R]]
 // CHECK: %[[YR:.*]] = dtensor.annotate %[[Y]]
+// The gradient flowing into the R request goes back to the layout its input
+// has in the forward (P after the rowwise matmul), P becoming R.
+// CHECK: %[[DYP:.*]] = dtensor.annotate %[[DY]] layout <@tp, [R]>
 // dA = dY @ W2^T: a contraction over the output dim, reading neither A nor
 // the forward's result.
-// CHECK: %[[DA:.*]] = linalg.generic {indexing_maps = [#[[MAP1:map[0-9]*]], #[[MAP2:map[0-9]*]], #[[MAP3:map[0-9]*]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[DY]], %[[W2R]] :
+// CHECK: %[[DA:.*]] = linalg.generic {indexing_maps = [#{{map[0-9]*}}, #{{map[0-9]*}}, #{{map[0-9]*}}], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[DYP]], %[[W2R]] :
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // dW2 = A^T @ dY.
-// CHECK: %[[DW2:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[DY]], %[[A]] :
+// CHECK: %[[DW2:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[DYP]], %[[A]] :
 // relu': dA where the pre-activation is positive.
 // CHECK: %[[DH:.*]] = linalg.generic {{.*}} ins(%[[DA]], %[[H]] :
 // CHECK: arith.cmpf ogt
 // CHECK: arith.select
 // CHECK: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[DH]], %[[W1C]] :
 // CHECK: %[[DW1:.*]] = linalg.generic {{.*}} ins(%[[DH]], %[[XR]] :
-// CHECK: return %[[YR]], %[[DX]], %[[DW1]], %[[DW2]]
+// The arguments' gradients are requested in their layouts.
+// CHECK: %[[DW2R:.*]] = dtensor.annotate %[[DW2]] layout <@tp, [S(0)]>
+// CHECK: %[[DW1C:.*]] = dtensor.annotate %[[DW1]] layout <@tp, [S(1)]>
+// CHECK: %[[DXR:.*]] = dtensor.annotate %[[DX]] layout <@tp, [R]>
+// CHECK: return %[[YR]], %[[DXR]], %[[DW1C]], %[[DW2R]]
 // WRT-LABEL: func.func @mlp_grad(
 // WRT-SAME: -> (tensor<8x16xf32>, tensor<16x32xf32> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>})
 // NAMED-LABEL: func.func @mlp_vjp(

@@ -67,6 +67,19 @@ struct CollectiveStats {
   void add(const CollectiveTraffic &traffic, double timeUs);
 };
 
+/// Collectives per kind and in total.
+struct CommCounts {
+  /// Per collective kind (op mnemonic); kinds that do not occur are absent.
+  std::map<std::string, CollectiveStats> collectives;
+  /// All kinds together.
+  CollectiveStats total;
+};
+
+/// The function attribute dtensor-autodiff writes on a joint forward +
+/// backward function: its first N results are the forward's.
+constexpr llvm::StringLiteral kForwardResultsAttrName =
+    "dtensor.forward_results";
+
 /// The collectives of one function.
 struct FunctionCommReport {
   /// The function's symbol name.
@@ -75,6 +88,12 @@ struct FunctionCommReport {
   std::map<std::string, CollectiveStats> collectives;
   /// All kinds together.
   CollectiveStats total;
+  /// For a function marked `dtensor.forward_results = N`: the collectives
+  /// its first N results depend on (the forward) and all others (the
+  /// backward). A collective counts where the top-level op holding it (an
+  /// async_start, or the collective itself) lies.
+  /// Keys "forward" and "backward"; empty for other functions.
+  std::map<std::string, CommCounts> phases;
 };
 
 /// Size in bytes of a ranked tensor type, counting its static dims only

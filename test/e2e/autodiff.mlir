@@ -1,0 +1,42 @@
+// REQUIRES: cpu-target
+// Gradients on CPU ranks: the joint forward + backward functions of
+// dtensor-autodiff for the TP MLP, the sequence-parallel block and the
+// attention example, on 2 and 4 ranks, checked by dtensor-run against the
+// unsharded joint function (every output, the gradients included, to a
+// relative error of 1e-5). The derivative rules themselves are checked
+// against finite differences in test/unit/AutodiffTest.cpp.
+//
+// RUN: dtensor-opt %dtensor_src_root/examples/tp_mlp.mlir --dtensor-autodiff -o %t.mlp4.mlir
+// RUN: sed 's/shape = \[4\]/shape = [2]/' %t.mlp4.mlir > %t.mlp2.mlir
+// RUN: timeout 120 dtensor-run %t.mlp4.mlir -n 4 --entry mlp_grad --seed 21 --tolerance 1e-5 | FileCheck %s --check-prefix=MLP
+// RUN: timeout 120 dtensor-run %t.mlp2.mlir -n 2 --entry mlp_grad --seed 22 --tolerance 1e-5 | FileCheck %s --check-prefix=MLP
+//
+// RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff -o %t.sp4.mlir
+// RUN: sed 's/shape = \[4\]/shape = [2]/' %dtensor_src_root/examples/sequence_parallel_mlp.mlir > %t.sp2.in.mlir
+// RUN: dtensor-opt %t.sp2.in.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff -o %t.sp2.mlir
+// RUN: timeout 120 dtensor-run %t.sp4.mlir -n 4 --entry ffn_block_grad --seed 23 --tolerance 1e-5 | FileCheck %s --check-prefix=SP
+// RUN: timeout 120 dtensor-run %t.sp2.mlir -n 2 --entry ffn_block_grad --seed 24 --tolerance 1e-5 | FileCheck %s --check-prefix=SP
+//
+// RUN: dtensor-opt %dtensor_src_root/examples/attention.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/attention.plan.json --dtensor-autodiff -o %t.attn4.mlir
+// RUN: sed 's/shape = \[4\]/shape = [2]/' %dtensor_src_root/examples/attention.mlir > %t.attn2.in.mlir
+// RUN: dtensor-opt %t.attn2.in.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/attention.plan.json --dtensor-autodiff -o %t.attn2.mlir
+// RUN: timeout 120 dtensor-run %t.attn4.mlir -n 4 --entry attention_grad --seed 25 --tolerance 1e-5 | FileCheck %s --check-prefix=ATTN
+// RUN: timeout 120 dtensor-run %t.attn2.mlir -n 2 --entry attention_grad --seed 26 --tolerance 1e-5 | FileCheck %s --check-prefix=ATTN
+
+// MLP: @mlp_grad on {{[24]}} ranks
+// MLP: output #0 tensor<8x16xf32> on @tp [R]: {{.*}} ok
+// MLP: output #1 tensor<8x16xf32> on @tp [R]: {{.*}} ok
+// MLP: output #2 tensor<16x32xf32> on @tp [S(1)]: {{.*}} ok
+// MLP: output #3 tensor<32x16xf32> on @tp [S(0)]: {{.*}} ok
+// MLP: PASS
+
+// SP: @ffn_block_grad on {{[24]}} ranks
+// SP: output #0 tensor<2x16x32xf32> on @tp [S(1)]: {{.*}} ok
+// SP: output #1 tensor<32xf32> on @tp [R]: {{.*}} ok
+// SP: output #2 tensor<64x32xf32> on @tp [S(0)]: {{.*}} ok
+// SP: output #3 tensor<32x64xf32> on @tp [S(1)]: {{.*}} ok
+// SP: PASS
+
+// ATTN: @attention_grad on {{[24]}} ranks
+// ATTN-COUNT-5: ok
+// ATTN: PASS
