@@ -675,11 +675,19 @@ LogicalResult FunctionDifferentiator::differentiate(Operation *op,
   auto cotangentOf = [&](unsigned i) {
     return cotangents.lookup(op->getResult(i));
   };
-  // Every result's cotangent is a static float tensor: the pass only seeds
-  // and propagates those.
+  // Cotangents are static tensors, and so are the gradients the rules
+  // build for the operands.
+  auto isStatic = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape();
+  };
   for (Value result : op->getResults())
-    if (cotangents.count(result) &&
-        !cast<RankedTensorType>(result.getType()).hasStaticShape())
+    if (cotangents.count(result) && !isStatic(result.getType()))
+      return op->emitError("autodiff: dynamic shapes are not supported"),
+             failure();
+  for (Value operand : op->getOperands())
+    if (active.contains(operand) && isa<TensorType>(operand.getType()) &&
+        !isStatic(operand.getType()))
       return op->emitError("autodiff: dynamic shapes are not supported"),
              failure();
 
@@ -753,8 +761,8 @@ LogicalResult FunctionDifferentiator::differentiate(Operation *op,
     // An elementwise op on whole tensors: differentiated as the
     // linalg.generic that applies it to every element (built here and
     // dropped once its gradients are written).
-    auto type = cast<RankedTensorType>(op->getResult(0).getType());
-    bool elementwise = llvm::all_of(op->getOperandTypes(), [&](Type t) {
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    bool elementwise = type && llvm::all_of(op->getOperandTypes(), [&](Type t) {
       auto operandType = dyn_cast<RankedTensorType>(t);
       return operandType && operandType.getShape() == type.getShape();
     });
@@ -1021,6 +1029,10 @@ struct AutodiffPass : dtensor::impl::AutodiffPassBase<AutodiffPass> {
           return func.emitError("autodiff: argument ")
                      << index << " is not a floating-point tensor",
                  failure();
+        if (!cast<RankedTensorType>(func.getArgument(index).getType())
+                 .hasStaticShape())
+          return func.emitError("autodiff: dynamic shapes are not supported"),
+                 failure();
         if (!llvm::is_contained(result, index))
           result.push_back(index);
       }
@@ -1036,11 +1048,15 @@ struct AutodiffPass : dtensor::impl::AutodiffPassBase<AutodiffPass> {
                  failure();
         result.push_back(i);
       }
-    if (!result.empty())
-      return result;
-    for (unsigned i = 0; i < numArgs; ++i)
-      if (isFloatTensor(func.getArgument(i).getType()))
-        result.push_back(i);
+    if (result.empty())
+      for (unsigned i = 0; i < numArgs; ++i)
+        if (isFloatTensor(func.getArgument(i).getType()))
+          result.push_back(i);
+    for (unsigned i : result)
+      if (!cast<RankedTensorType>(func.getArgument(i).getType())
+               .hasStaticShape())
+        return func.emitError("autodiff: dynamic shapes are not supported"),
+               failure();
     return result;
   }
 
@@ -1066,6 +1082,17 @@ struct AutodiffPass : dtensor::impl::AutodiffPassBase<AutodiffPass> {
       std::string name = (func.getSymName() + suffix).str();
       if (symbols.lookup(name)) {
         func.emitError("autodiff: @") << name << " already exists";
+        return signalPassFailure();
+      }
+      WalkResult propagated = func.walk([](Operation *op) {
+        return op->hasAttr(kLayoutsAttrName) ? WalkResult::interrupt()
+                                             : WalkResult::advance();
+      });
+      if (propagated.wasInterrupted()) {
+        func.emitError("autodiff: @")
+            << func.getSymName()
+            << " has propagated layouts: differentiate the global view "
+               "before dtensor-propagate-layouts";
         return signalPassFailure();
       }
       if (!func.getBody().hasOneBlock()) {

@@ -362,6 +362,47 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
+// A dynamic intermediate between static arguments and results.
+func.func @dynamic_inside(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %d = tensor.cast %x : tensor<4xf32> to tensor<?xf32>
+  // expected-error @below {{autodiff: dynamic shapes are not supported}}
+  %s = tensor.cast %d : tensor<?xf32> to tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// An unused dynamic argument is not differentiated unless asked for.
+func.func @dynamic_unused(%x: tensor<4xf32> {dtensor.param = "x"}, %y: tensor<?xf32>) -> tensor<4xf32> {
+  // expected-error @below {{autodiff: cannot differentiate 'tensor.cast'}}
+  %s = tensor.cast %x : tensor<4xf32> to tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// Scalars computed from a tensor have no rule.
+func.func @scalar(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %s = tensor.extract %x[%c0] : tensor<4xf32>
+  %t = arith.mulf %s, %s : f32
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @below {{autodiff: cannot differentiate with respect to a scalar operand of 'linalg.fill'}}
+  %f = linalg.fill ins(%t : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [2]
+// expected-error @below {{autodiff: @propagated has propagated layouts: differentiate the global view before dtensor-propagate-layouts}}
+func.func @propagated(%x: tensor<4xf32> {dtensor.layout = #dtensor.layout<@tp, [R]>}) -> tensor<4xf32> {
+  %y = arith.addf %x, %x {dtensor.layouts = [#dtensor.layout<@tp, [R]>]} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 // expected-error @below {{autodiff: functions with more than one block are not supported}}
 func.func @blocks(%x: tensor<4xf32>) -> tensor<4xf32> {
   cf.br ^bb1
