@@ -22,6 +22,20 @@
 // RUN: dtensor-opt %t.attn2.in.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/attention.plan.json --dtensor-autodiff -o %t.attn2.mlir
 // RUN: timeout 120 dtensor-run %t.attn4.mlir -n 4 --entry attention_grad --seed 25 --tolerance 1e-5 | FileCheck %s --check-prefix=ATTN
 // RUN: timeout 120 dtensor-run %t.attn2.mlir -n 2 --entry attention_grad --seed 26 --tolerance 1e-5 | FileCheck %s --check-prefix=ATTN
+//
+// Three SGD steps of the MLP's mean-squared loss (examples/train_mlp.mlir):
+// the losses of each step and the weights after the last one equal the
+// unsharded training run's.
+// RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-sgd-steps='steps=3 learning-rate=0.5' -o %t.train4.mlir
+// RUN: sed 's/shape = \[4\]/shape = [2]/' %t.train4.mlir > %t.train2.mlir
+// RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 27 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
+// RUN: timeout 120 dtensor-run %t.train2.mlir -n 2 --entry mlp_loss_train --seed 28 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
+
+// TRAIN: @mlp_loss_train on {{[24]}} ranks
+// TRAIN-COUNT-3: output #{{[0-2]}} tensor<f32> on @tp [{{R|P\(sum\)}}]: {{.*}} ok
+// TRAIN: output #3 tensor<16x32xf32> on @tp [S(1)]: {{.*}} ok
+// TRAIN: output #4 tensor<32x16xf32> on @tp [S(0)]: {{.*}} ok
+// TRAIN: PASS
 
 // MLP: @mlp_grad on {{[24]}} ranks
 // MLP: output #0 tensor<8x16xf32> on @tp [R]: {{.*}} ok

@@ -314,3 +314,83 @@ func.func @f(%x: tensor<4x4xf64>, %w: tensor<4x4xf64> {dtensor.param = "w"},
 }
 
 } // namespace
+
+namespace {
+
+// dtensor-sgd-steps: K unrolled steps equal K host-driven steps of the
+// joint function (forward loss, gradients with a seed of one, w -= lr * g).
+TEST(SGDSteps, MatchHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  constexpr const char *kLoss = R"mlir(
+#id = affine_map<(i, j) -> (i, j)>
+#all = affine_map<(i, j) -> ()>
+func.func @loss(%x: tensor<4x6xf64>, %t: tensor<4x3xf64>,
+                %w: tensor<6x3xf64> {dtensor.param = "w"},
+                %b: tensor<3xf64> {dtensor.param = "b"}) -> tensor<f64> {
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4x3xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<4x3xf64>) -> tensor<4x3xf64>
+  %y = linalg.matmul ins(%x, %w : tensor<4x6xf64>, tensor<6x3xf64>)
+                     outs(%f : tensor<4x3xf64>) -> tensor<4x3xf64>
+  %e1 = tensor.empty() : tensor<4x3xf64>
+  %yb = linalg.generic {indexing_maps = [#id, affine_map<(i, j) -> (j)>, #id],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%y, %b : tensor<4x3xf64>, tensor<3xf64>) outs(%e1 : tensor<4x3xf64>) {
+  ^bb0(%p: f64, %q: f64, %o: f64):
+    %s = arith.addf %p, %q : f64
+    %r = math.tanh %s : f64
+    linalg.yield %r : f64
+  } -> tensor<4x3xf64>
+  %e2 = tensor.empty() : tensor<f64>
+  %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<f64>) -> tensor<f64>
+  %l = linalg.generic {indexing_maps = [#id, #id, #all],
+                       iterator_types = ["reduction", "reduction"]}
+      ins(%yb, %t : tensor<4x3xf64>, tensor<4x3xf64>) outs(%f2 : tensor<f64>) {
+  ^bb0(%p: f64, %q: f64, %acc: f64):
+    %d = arith.subf %p, %q : f64
+    %d2 = arith.mulf %d, %d : f64
+    %r = arith.addf %acc, %d2 : f64
+    linalg.yield %r : f64
+  } -> tensor<f64>
+  return %l : tensor<f64>
+}
+)mlir";
+  Session session;
+  auto module = session.parse(kLoss);
+  ASSERT_TRUE(succeeded(module));
+  ASSERT_TRUE(succeeded(session.runPipeline(
+      **module,
+      "dtensor-autodiff,dtensor-sgd-steps{steps=3 learning-rate=0.25}")));
+  Session::stripPlacements(**module);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
+  auto exe = session.compile(**module);
+  ASSERT_TRUE(succeeded(exe));
+
+  std::mt19937 rng(7);
+  HostTensor x = randomTensor({4, 6}, rng), t = randomTensor({4, 3}, rng);
+  HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
+  auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
+  ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
+  ASSERT_EQ(trained->size(), 5u); // 3 losses, w, b
+
+  HostTensor seed(ElementType::F64, {});
+  seed.set(0, 1.0);
+  for (int step = 0; step < 3; ++step) {
+    auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
+    ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
+    EXPECT_NEAR((*trained)[step].get(0), (*joint)[0].get(0), 1e-12)
+        << "loss of step " << step;
+    if (step > 0) // The loss goes down.
+      EXPECT_LT((*trained)[step].get(0), (*trained)[step - 1].get(0));
+    for (int64_t i = 0; i < w.getNumElements(); ++i)
+      w.set(i, w.get(i) - 0.25 * (*joint)[1].get(i));
+    for (int64_t i = 0; i < b.getNumElements(); ++i)
+      b.set(i, b.get(i) - 0.25 * (*joint)[2].get(i));
+  }
+  for (int64_t i = 0; i < w.getNumElements(); ++i)
+    EXPECT_NEAR((*trained)[3].get(i), w.get(i), 1e-12);
+  for (int64_t i = 0; i < b.getNumElements(); ++i)
+    EXPECT_NEAR((*trained)[4].get(i), b.get(i), 1e-12);
+}
+
+} // namespace

@@ -100,6 +100,35 @@ def AutodiffPass : Pass<"dtensor-autodiff", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SGDStepsPass : Pass<"dtensor-sgd-steps", "::mlir::ModuleOp"> {
+  let summary = "unrolls K SGD training steps of a joint forward + backward function";
+  let description = [{
+    For each joint function written by `dtensor-autodiff` (marked
+    `dtensor.forward_results`; all of them, or those named by `functions`)
+    adds `@<f>_train` (`@f_grad` gives `@f_train`): the forward's arguments
+    in, then `steps` training steps in straight-line code, each running the
+    joint function's body with seed cotangents of ones (PyTorch's
+    `loss.sum().backward()`) and updating every differentiated argument
+    `w <- w - learning-rate * dw` in its own layout. Returns the forward
+    results of every step (the losses), then the differentiated arguments
+    after the last step, laid out as the arguments. The program is an
+    ordinary global-view function: propagation, planning and partitioning
+    compile it, and the outlining of repeated layers compiles one step.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "joint functions to train (default: every joint function)">,
+    Option<"steps", "steps", "int64_t", /*default=*/"1",
+           "number of training steps">,
+    Option<"learningRate", "learning-rate", "double", /*default=*/"0.01",
+           "SGD learning rate">,
+  ];
+  let dependentDialects = ["::mlir::dtensor::DTensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def PropagateLayoutsPass
     : Pass<"dtensor-propagate-layouts", "::mlir::ModuleOp"> {
   let summary = "assigns a layout to every tensor value of a global program";

@@ -1,0 +1,210 @@
+//===- SGDSteps.cpp - K SGD training steps of a joint function -----------===//
+//
+// The `dtensor-sgd-steps` pass: from a joint forward + backward function of
+// dtensor-autodiff, a training function that runs K steps of forward,
+// backward and SGD update in straight-line global-view code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Analysis/CommAnalysis.h"
+#include "dtensor/Sharding/Layout.h"
+#include "dtensor/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_SGDSTEPSPASS
+#include "dtensor/Transforms/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+/// Attribute names dtensor-autodiff writes.
+static constexpr StringLiteral kCotangentAttr = "dtensor.cotangent";
+static constexpr StringLiteral kGradOfAttr = "dtensor.grad_of";
+
+/// `w - lr * g`, elementwise.
+static Value createUpdate(OpBuilder &b, Location loc, Value w, Value g,
+                          double learningRate) {
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t rank = type.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{w, g}, ValueRange{empty},
+             ArrayRef<AffineMap>{id, id, id}, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value lr = arith::ConstantOp::create(
+                   nb, nloc,
+                   nb.getFloatAttr(type.getElementType(), learningRate));
+               Value step = arith::MulFOp::create(nb, nloc, lr, args[1]);
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   ValueRange{arith::SubFOp::create(nb, nloc, args[0], step)});
+             })
+      .getResult(0);
+}
+
+namespace {
+struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
+  using Base::Base;
+
+  LogicalResult train(func::FuncOp joint, SymbolTable &symbols) {
+    auto forwardResults =
+        joint->getAttrOfType<IntegerAttr>(kForwardResultsAttrName);
+    if (!forwardResults)
+      return joint.emitError("sgd steps: @")
+             << joint.getSymName()
+             << " is not a joint forward + backward function (no '"
+             << kForwardResultsAttrName << "'; run dtensor-autodiff first)";
+    if (!joint.getBody().hasOneBlock())
+      return joint.emitError("sgd steps: functions with more than one block "
+                             "are not supported");
+    unsigned numForward = forwardResults.getInt();
+    FunctionType type = joint.getFunctionType();
+    if (numForward > type.getNumResults())
+      return joint.emitError("sgd steps: '")
+             << kForwardResultsAttrName << "' is larger than the number of "
+             << "results";
+
+    // The forward's arguments come first, the seeds after them.
+    unsigned numArgs = 0;
+    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+      bool isSeed = static_cast<bool>(joint.getArgAttr(i, kCotangentAttr));
+      if (isSeed)
+        continue;
+      if (numArgs != i)
+        return joint.emitError("sgd steps: argument ")
+               << i << " follows a seed cotangent";
+      ++numArgs;
+    }
+    // Which argument each gradient result updates.
+    SmallVector<std::pair<unsigned, unsigned>> updates; // (result, argument)
+    for (unsigned r = numForward; r < type.getNumResults(); ++r) {
+      auto of = joint.getResultAttrOfType<IntegerAttr>(r, kGradOfAttr);
+      if (!of || of.getInt() < 0 || of.getInt() >= numArgs ||
+          type.getInput(of.getInt()) != type.getResult(r))
+        return joint.emitError("sgd steps: result ")
+               << r << " is not the gradient of an argument of the same type";
+      updates.emplace_back(r, of.getInt());
+    }
+
+    StringRef base = joint.getSymName();
+    std::string name =
+        (base.consume_back("_grad") ? base : joint.getSymName()).str() +
+        "_train";
+    if (symbols.lookup(name))
+      return joint.emitError("sgd steps: @") << name << " already exists";
+
+    MLIRContext *ctx = joint.getContext();
+    Location loc = joint.getLoc();
+    SmallVector<Type> argTypes(type.getInputs().take_front(numArgs));
+    SmallVector<Type> resultTypes;
+    SmallVector<DictionaryAttr> argAttrs, resultAttrs, jointResultAttrs;
+    joint.getAllResultAttrs(jointResultAttrs);
+    for (unsigned i = 0; i < numArgs; ++i)
+      argAttrs.push_back(joint.getArgAttrDict(i)
+                             ? joint.getArgAttrDict(i)
+                             : DictionaryAttr::get(ctx));
+    for (int64_t step = 0; step < steps; ++step)
+      for (unsigned r = 0; r < numForward; ++r) {
+        resultTypes.push_back(type.getResult(r));
+        resultAttrs.push_back(jointResultAttrs[r]);
+      }
+    for (auto [r, arg] : updates) {
+      resultTypes.push_back(type.getResult(r));
+      resultAttrs.push_back(jointResultAttrs[r]);
+    }
+
+    OpBuilder b(ctx);
+    b.setInsertionPointAfter(joint);
+    auto trainFunc = func::FuncOp::create(
+        b, loc, name, FunctionType::get(ctx, argTypes, resultTypes));
+    symbols.insert(trainFunc);
+    trainFunc.setAllArgAttrs(argAttrs);
+    trainFunc.setAllResultAttrs(resultAttrs);
+    Block *entry = trainFunc.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+
+    SmallVector<Value> current(entry->getArguments());
+    Block &jointBody = joint.getBody().front();
+    SmallVector<Value> results;
+    for (int64_t step = 0; step < steps; ++step) {
+      IRMapping mapping;
+      for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+        BlockArgument arg = jointBody.getArgument(i);
+        if (i < numArgs) {
+          mapping.map(arg, current[i]);
+          continue;
+        }
+        // A seed of ones, in the seed's layout.
+        auto seedType = cast<RankedTensorType>(arg.getType());
+        Value empty = tensor::EmptyOp::create(b, loc, seedType.getShape(),
+                                              seedType.getElementType());
+        Value one = arith::ConstantOp::create(
+            b, loc, b.getFloatAttr(seedType.getElementType(), 1.0));
+        Value ones = linalg::FillOp::create(b, loc, one, empty).getResult(0);
+        if (auto layout = joint.getArgAttrOfType<LayoutAttr>(i, kLayoutAttrName))
+          ones = AnnotateOp::create(b, loc, seedType, ones, layout);
+        mapping.map(arg, ones);
+      }
+      for (Operation &op : jointBody.without_terminator())
+        b.clone(op, mapping);
+      Operation *ret = jointBody.getTerminator();
+      for (unsigned r = 0; r < numForward; ++r)
+        results.push_back(mapping.lookup(ret->getOperand(r)));
+      for (auto [r, arg] : updates) {
+        Value grad = mapping.lookup(ret->getOperand(r));
+        Value updated = createUpdate(b, loc, current[arg], grad, learningRate);
+        if (auto layout =
+                joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName))
+          updated = AnnotateOp::create(b, loc, updated.getType(), updated,
+                                       layout);
+        current[arg] = updated;
+      }
+    }
+    for (auto [r, arg] : updates)
+      results.push_back(current[arg]);
+    func::ReturnOp::create(b, loc, results);
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (steps < 1) {
+      module.emitError("sgd steps: steps must be at least 1, got ")
+          << static_cast<int64_t>(steps);
+      return signalPassFailure();
+    }
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> joints;
+    if (functions.empty()) {
+      for (auto func : module.getOps<func::FuncOp>())
+        if (func->hasAttr(kForwardResultsAttrName))
+          joints.push_back(func);
+      if (joints.empty()) {
+        module.emitError("sgd steps: no joint forward + backward function "
+                         "(run dtensor-autodiff first)");
+        return signalPassFailure();
+      }
+    } else {
+      for (const std::string &name : functions) {
+        auto func = symbols.lookup<func::FuncOp>(name);
+        if (!func || func.isExternal()) {
+          module.emitError("sgd steps: no function @") << name
+                                                       << " with a body";
+          return signalPassFailure();
+        }
+        joints.push_back(func);
+      }
+    }
+    for (func::FuncOp joint : joints)
+      if (failed(train(joint, symbols)))
+        return signalPassFailure();
+  }
+};
+} // namespace
