@@ -23,6 +23,10 @@
 // RUN: dtensor-opt %dtensor_src_root/examples/tp_mlp.mlir --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=MLP
 // RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP
 // RUN: dtensor-opt %dtensor_src_root/examples/attention.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/attention.plan.json --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=ATTN
+// FSDP + TP on a 2x2 mesh: forward, the two FSDP all_gathers over dp and
+// the rowwise all_reduce over tp; backward, one reduce_scatter over dp per
+// weight (FSDP's gradient reduce-scatter), nothing else.
+// RUN: dtensor-opt %dtensor_src_root/examples/fsdp_tp_mlp.mlir --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=FSDP
 // The JSON report carries the same split.
 // RUN: dtensor-opt %t/colwise.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"net": {"style": "ColwiseParallel"}}}' --dtensor-autodiff='functions=linear wrt=0,1,2' --dtensor-spmd --dtensor-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
 
@@ -83,6 +87,15 @@
 // ATTN-NEXT: backward:
 // ATTN-NEXT: all_gather 1 0
 // ATTN-NEXT: total 1 0
+
+// FSDP-LABEL: comm report for @fsdp_tp_mlp_grad
+// FSDP: forward:
+// FSDP-NEXT: all_gather 2 0
+// FSDP-NEXT: all_reduce 1 0
+// FSDP-NEXT: total 3 0
+// FSDP-NEXT: backward:
+// FSDP-NEXT: reduce_scatter 2 0
+// FSDP-NEXT: total 2 0
 
 // JSON: "name": "linear_grad"
 // JSON: "phases": {

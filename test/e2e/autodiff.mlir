@@ -30,6 +30,21 @@
 // RUN: sed 's/shape = \[4\]/shape = [2]/' %t.train4.mlir > %t.train2.mlir
 // RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 27 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
 // RUN: timeout 120 dtensor-run %t.train2.mlir -n 2 --entry mlp_loss_train --seed 28 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
+//
+// FSDP + TP on a 2x2 mesh (examples/fsdp_tp_mlp.mlir): gradients, and two
+// SGD steps.
+// RUN: dtensor-opt %dtensor_src_root/examples/fsdp_tp_mlp.mlir --dtensor-autodiff --dtensor-sgd-steps=steps=2 -o %t.fsdp.mlir
+// RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 29 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP
+// RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_train --seed 30 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP-TRAIN
+
+// FSDP: @fsdp_tp_mlp_grad on 4 ranks (mesh @m)
+// FSDP: output #0 tensor<8x16xf32> on @m [S(0), R]: {{.*}} ok
+// FSDP: output #1 tensor<16x32xf32> on @m [S(0), S(1)]: {{.*}} ok
+// FSDP: output #2 tensor<32x16xf32> on @m [S(1), S(0)]: {{.*}} ok
+// FSDP: PASS
+// FSDP-TRAIN: @fsdp_tp_mlp_train on 4 ranks (mesh @m)
+// FSDP-TRAIN-COUNT-4: ok
+// FSDP-TRAIN: PASS
 
 // TRAIN: @mlp_loss_train on {{[24]}} ranks
 // TRAIN-COUNT-3: output #{{[0-2]}} tensor<f32> on @tp [{{R|P\(sum\)}}]: {{.*}} ok
