@@ -184,7 +184,10 @@ def CommReportPass : Pass<"dtensor-comm-report", "::mlir::ModuleOp"> {
     A static equivalent of PyTorch's CommDebugMode: for each function, the
     number of collectives of each kind (fused ones included), the bytes each
     rank sends into them and their modelled time. Prints a table or JSON;
-    the IR is left unchanged.
+    the IR is left unchanged. A joint forward + backward function of
+    dtensor-autodiff (`dtensor.forward_results = N`) also gets its
+    collectives split into forward (those its first N results depend on)
+    and backward.
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"table\"",
