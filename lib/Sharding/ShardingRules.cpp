@@ -275,10 +275,15 @@ FailureOr<ShardingSpec> mlir::dtensor::getShardingSpec(Operation *op,
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     auto type = dyn_cast<RankedTensorType>(constant.getType());
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (!type || !dense || !dense.isSplat()) {
-      *why = "only splat tensor constants can be sharded";
+    if (!type || !dense) {
+      *why = "only dense tensor constants can be laid out";
       return failure();
     }
+    // Another constant is replicated: each rank holds its whole value, and
+    // a consumer that wants a shard takes it by a local chunk.
+    if (!dense.isSplat())
+      return getPartialIdentitySpec(op, type.getRank(),
+                                    SmallVector<bool>(type.getRank(), true));
     ShardingSpec spec = makeSpec(op, type.getRank());
     spec.resultDims.push_back(identityDims(type.getRank()));
     spec.isCreation = true;

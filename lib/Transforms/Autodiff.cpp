@@ -853,6 +853,83 @@ LogicalResult FunctionDifferentiator::differentiate(Operation *op,
     addCotangent(pad.getSource(), d);
     return success();
   }
+  if (auto gather = dyn_cast<tensor::GatherOp>(op)) {
+    // An embedding lookup out[b..., h] = table[ids[b..., 0], h]: the
+    // table's gradient is the scatter-add of the cotangent rows,
+    // dtable[v, h] = sum_b (ids[b] == v) * dout[b, h], written as a
+    // generic over (b..., v, h) that compares the ids with a constant
+    // 0..V-1 (a constant, so that a vocabulary shard compares with its own
+    // range).
+    RankedTensorType table = gather.getSourceType();
+    RankedTensorType indices = gather.getIndicesType();
+    if (table.getRank() != 2 || gather.getGatherDims() != ArrayRef<int64_t>{0} ||
+        indices.getShape().back() != 1 ||
+        gather.getResultType().getRank() != indices.getRank() ||
+        !indices.hasStaticShape())
+      return op->emitError("autodiff: cannot differentiate a 'tensor.gather' "
+                           "other than an embedding lookup (2-D table, "
+                           "gather_dims([0]), indices ...x1, rank-reduced "
+                           "result)"),
+             failure();
+    if (!active.contains(gather.getSource()))
+      return success();
+    MLIRContext *ctx = op->getContext();
+    int64_t batch = indices.getRank() - 1, vocab = table.getDimSize(0);
+    Type idType = indices.getElementType();
+    auto iotaType = RankedTensorType::get({vocab}, idType);
+    SmallVector<Attribute> iotaValues;
+    for (int64_t v = 0; v < vocab; ++v)
+      iotaValues.push_back(IntegerAttr::get(idType, v));
+    Value iota = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(iotaType, iotaValues));
+    // Propagation shards only splat constants: the 0..V-1 constant is
+    // requested replicated, and a vocabulary shard takes its part of it by a
+    // local chunk.
+    if (LayoutAttr layout = getKnownLayout(gather.getSource())) {
+      SmallVector<PlacementAttr> replicated(
+          layout.getPlacements().size(), PlacementAttr::getReplicate(ctx));
+      iota = AnnotateOp::create(
+          b, loc, iotaType, iota,
+          LayoutAttr::get(ctx, layout.getMesh(), replicated));
+    }
+    SmallVector<AffineExpr> idExprs, dyExprs;
+    for (int64_t d = 0; d < batch; ++d) {
+      idExprs.push_back(getAffineDimExpr(d, ctx));
+      dyExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+    idExprs.push_back(getAffineConstantExpr(0, ctx));
+    AffineExpr v = getAffineDimExpr(batch, ctx),
+               h = getAffineDimExpr(batch + 1, ctx);
+    dyExprs.push_back(h);
+    unsigned numLoops = batch + 2;
+    SmallVector<AffineMap> maps{AffineMap::get(numLoops, 0, idExprs, ctx),
+                                AffineMap::get(numLoops, 0, {v}, ctx),
+                                AffineMap::get(numLoops, 0, dyExprs, ctx),
+                                AffineMap::get(numLoops, 0, {v, h}, ctx)};
+    SmallVector<utils::IteratorType> iterators(batch,
+                                               utils::IteratorType::reduction);
+    iterators.push_back(utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::parallel);
+    Type elementType = table.getElementType();
+    Value grad =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{table},
+            ValueRange{gather.getIndices(), iota, cotangentOf(0)},
+            ValueRange{createZeros(b, loc, table)}, maps, iterators,
+            [&](OpBuilder &nb, Location nloc, ValueRange args) {
+              Value same = arith::CmpIOp::create(
+                  nb, nloc, arith::CmpIPredicate::eq, args[0], args[1]);
+              Value picked = arith::SelectOp::create(
+                  nb, nloc, same, args[2],
+                  floatConstant(nb, nloc, elementType, 0.0));
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  ValueRange{arith::AddFOp::create(nb, nloc, args[3], picked)});
+            })
+            .getResult(0);
+    addCotangent(gather.getSource(), grad);
+    return success();
+  }
   if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     int64_t dim = concat.getDim();
     int64_t offset = 0;

@@ -13,6 +13,13 @@
 // RUN: dtensor-opt %t/colwise.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"net": {"style": "ColwiseParallel", "input_layouts": ["Shard(0)"]}}}' --dtensor-autodiff='functions=linear wrt=0,1,2' --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=COL-S0
 // RUN: dtensor-opt %t/rowwise.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"net": {"style": "RowwiseParallel"}}}' --dtensor-autodiff='functions=linear wrt=0,1,2' --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=ROW
 // RUN: dtensor-opt %t/rowwise.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"net": {"style": "RowwiseParallel", "output_layouts": "S(0)"}}}' --dtensor-autodiff='functions=linear wrt=0,1,2' --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=ROW-S0
+// Embeddings (test_tp_style.py): colwise 0 / 0; rowwise with a Replicate
+// input 1 all_reduce / 0; rowwise with output_layouts=Shard(1) 1
+// reduce_scatter / 1 all_gather. The table's gradient is the scatter-add
+// of the cotangent rows, computed where the table shard lives.
+// RUN: dtensor-opt %t/embedding.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"tok": {"style": "ColwiseParallel"}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=EMB-COL
+// RUN: dtensor-opt %t/embedding.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"tok": {"style": "RowwiseParallel", "input_layouts": "R"}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=EMB-ROW
+// RUN: dtensor-opt %t/embedding-1d.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"tok": {"style": "RowwiseParallel", "input_layouts": "Replicate()", "output_layouts": "Shard(1)"}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=EMB-RS
 //
 // The examples' plans: the TP MLP (Megatron colwise + rowwise: one
 // all_reduce each way), the sequence-parallel block (forward all_gather +
@@ -97,6 +104,27 @@
 // FSDP-NEXT: reduce_scatter 2 0
 // FSDP-NEXT: total 2 0
 
+// EMB-COL-LABEL: comm report for @embed_grad
+// EMB-COL: forward:
+// EMB-COL-NEXT: total 0 0 0
+// EMB-COL-NEXT: backward:
+// EMB-COL-NEXT: total 0 0 0
+
+// EMB-ROW-LABEL: comm report for @embed_grad
+// EMB-ROW: forward:
+// EMB-ROW-NEXT: all_reduce 1 0
+// EMB-ROW-NEXT: total 1 0
+// EMB-ROW-NEXT: backward:
+// EMB-ROW-NEXT: total 0 0 0
+
+// EMB-RS-LABEL: comm report for @embed_grad
+// EMB-RS: forward:
+// EMB-RS-NEXT: reduce_scatter 1 0
+// EMB-RS-NEXT: total 1 0
+// EMB-RS-NEXT: backward:
+// EMB-RS-NEXT: all_gather 1 0
+// EMB-RS-NEXT: total 1 0
+
 // JSON: "name": "linear_grad"
 // JSON: "phases": {
 // JSON-NEXT: "forward": {
@@ -177,4 +205,32 @@ func.func @linear(%x: tensor<8x16xf32>,
 }
 
 // Per rank: out.shape == (8 // 4, 16).
+
+//--- embedding.mlir
+// nn.Embedding(16, 16) looked up with 4x2 indices.
+dtensor.mesh @tp shape = [4]
+func.func @embed(%ids: tensor<4x2x1xindex>,
+                 %table: tensor<16x16xf32> {dtensor.param = "tok.weight"})
+    -> tensor<4x2x16xf32> {
+  %out = tensor.gather %table[%ids] gather_dims([0]) {dtensor.module = "tok"}
+      : (tensor<16x16xf32>, tensor<4x2x1xindex>) -> tensor<4x2x16xf32>
+  return %out : tensor<4x2x16xf32>
+}
+// Colwise: the table is S(1), out.shape == (4, 2, 16 // 4).
+
+// Rowwise: the table is S(0); the masked lookup is Partial.
+
+//--- embedding-1d.mlir
+// nn.Embedding(16, 16) looked up with 8 indices.
+dtensor.mesh @tp shape = [4]
+func.func @embed(%ids: tensor<8x1xindex>,
+                 %table: tensor<16x16xf32> {dtensor.param = "tok.weight"})
+    -> tensor<8x16xf32> {
+  %out = tensor.gather %table[%ids] gather_dims([0]) {dtensor.module = "tok"}
+      : (tensor<16x16xf32>, tensor<8x1xindex>) -> tensor<8x16xf32>
+  return %out : tensor<8x16xf32>
+}
+// Per rank: out.shape == (8, 16 // 4).
+
+// The indices arrive as S(-1) of PyTorch's 1-D index tensor, i.e. S(0).
 

@@ -168,6 +168,28 @@ func.func @shapes(%x: tensor<4x6xf32>, %y: tensor<2x6xf32>) -> tensor<3x12xf32> 
 
 // -----
 
+// An embedding lookup's table gradient is the scatter-add of the rows of
+// the cotangent: a sum over the tokens of dy where the id equals the row,
+// the ids compared with a replicated constant 0..V-1.
+// CHECK-LABEL: func.func @embed_grad(
+// CHECK-SAME: %[[IDS:[a-z0-9]+]]: tensor<3x1xindex>, %[[T:[a-z0-9]+]]: tensor<5x4xf32> {dtensor.param = "tok"}, %[[DY:[a-z0-9]+]]: tensor<3x4xf32>
+// CHECK: %[[IOTA:.*]] = arith.constant dense<[0, 1, 2, 3, 4]> : tensor<5xindex>
+// CHECK: %[[IR:.*]] = dtensor.annotate %[[IOTA]] layout <@tp, [R]>
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#{{map[0-9]*}}, #{{map[0-9]*}}, #{{map[0-9]*}}, #{{map[0-9]*}}], iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[IDS]], %[[IR]], %[[DY]] :
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK: arith.addf
+dtensor.mesh @tp shape = [2]
+func.func @embed(%ids: tensor<3x1xindex>, %t: tensor<5x4xf32> {dtensor.param = "tok"})
+    -> tensor<3x4xf32> {
+  %ts = dtensor.annotate %t layout <@tp, [S(0)]> : tensor<5x4xf32>
+  %g = tensor.gather %ts[%ids] gather_dims([0]) unique
+      : (tensor<5x4xf32>, tensor<3x1xindex>) -> tensor<3x4xf32>
+  return %g : tensor<3x4xf32>
+}
+
+// -----
+
 // Softmax: dx = y * (dy - sum(dy * y)) over its dimension.
 // CHECK-LABEL: func.func @softmax_grad(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x6xf32>, %[[DY:[a-z0-9]+]]: tensor<4x6xf32>
@@ -206,10 +228,11 @@ func.func @locals(%g: tensor<8x16xf32>, %l: tensor<8x16xf32>)
 //--- errors.mlir
 
 dtensor.mesh @tp shape = [4] names = ["tp"]
-func.func @gather(%t: tensor<16x4xf32>, %i: tensor<3x1xindex>) -> tensor<3x4xf32> {
-  // expected-error @below {{autodiff: cannot differentiate 'tensor.gather'}}
-  %g = tensor.gather %t[%i] gather_dims([0]) unique : (tensor<16x4xf32>, tensor<3x1xindex>) -> tensor<3x4xf32>
-  return %g : tensor<3x4xf32>
+// A gather along a dim other than the rows of a 2-D table.
+func.func @gather(%t: tensor<16x4xf32>, %i: tensor<3x1xindex>) -> tensor<3x16xf32> {
+  // expected-error @below {{autodiff: cannot differentiate a 'tensor.gather' other than an embedding lookup (2-D table, gather_dims([0]), indices ...x1, rank-reduced result)}}
+  %g = tensor.gather %t[%i] gather_dims([1]) unique : (tensor<16x4xf32>, tensor<3x1xindex>) -> tensor<3x16xf32>
+  return %g : tensor<3x16xf32>
 }
 
 // -----

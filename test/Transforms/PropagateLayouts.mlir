@@ -835,6 +835,28 @@ func.func @mesh_2d(%x: tensor<64x1024xf32> {dtensor.layout = #dtensor.layout<@m2
   return %o : tensor<64x1024xf32>
 }
 
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A non-splat constant is replicated (its whole value on every rank); a
+// consumer that wants a shard takes a local chunk of it.
+// CHECK-LABEL: func.func @non_splat_constant(
+// CHECK: %[[C:.*]] = arith.constant {dtensor.layouts = [#dtensor.layout<@tp, [R]>]} dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]>
+// CHECK: %[[S:.*]] = dtensor.redistribute %[[C]] from <@tp, [R]> to <@tp, [S(0)]>
+// CHECK: arith.addf %{{.*}}, %[[S]] {dtensor.layouts = [#dtensor.layout<@tp, [S(0)]>]}
+// SPMD-LABEL: func.func @non_splat_constant(
+// SPMD-NOT: dtensor.all_
+// SPMD: tensor.extract_slice
+// SPMD-NOT: dtensor.all_
+// SPMD: return
+func.func @non_splat_constant(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = dtensor.annotate %x layout <@tp, [S(0)]> : tensor<8xf32>
+  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %r = arith.addf %a, %c : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
 //--- errors.mlir
 
 dtensor.mesh @tp shape = [4]
@@ -846,18 +868,6 @@ func.func @unsupported_op(%x: tensor<8x8xf32>, %y: tensor<2x8xf32>) -> tensor<8x
   return %r : tensor<8x8xf32>
 }
 
-// -----
-
-dtensor.mesh @tp shape = [4]
-
-// A non-splat constant has no layout but Replicate's whole value.
-func.func @non_splat_constant(%x: tensor<2xf32>) -> tensor<2xf32> {
-  %a = dtensor.annotate %x layout <@tp, [S(0)]> : tensor<2xf32>
-  // expected-error @below {{cannot propagate layouts through this op: only splat tensor constants can be sharded}}
-  %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
-  %r = arith.addf %a, %c : tensor<2xf32>
-  return %r : tensor<2xf32>
-}
 
 // -----
 

@@ -23,6 +23,14 @@
 // RUN: timeout 120 dtensor-run %t.attn4.mlir -n 4 --entry attention_grad --seed 25 --tolerance 1e-5 | FileCheck %s --check-prefix=ATTN
 // RUN: timeout 120 dtensor-run %t.attn2.mlir -n 2 --entry attention_grad --seed 26 --tolerance 1e-5 | FileCheck %s --check-prefix=ATTN
 //
+// The embedding example (rowwise embedding, norm, colwise output
+// projection): the table's scatter-add gradient on vocabulary shards.
+// RUN: dtensor-opt %dtensor_src_root/examples/embedding.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/embedding.plan.json --dtensor-autodiff -o %t.emb4.mlir
+// RUN: sed 's/shape = \[4\]/shape = [2]/' %dtensor_src_root/examples/embedding.mlir > %t.emb2.in.mlir
+// RUN: dtensor-opt %t.emb2.in.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/embedding.plan.json --dtensor-autodiff -o %t.emb2.mlir
+// RUN: timeout 120 dtensor-run %t.emb4.mlir -n 4 --entry lm_ends_grad --seed 31 --tolerance 1e-5 | FileCheck %s --check-prefix=EMB
+// RUN: timeout 120 dtensor-run %t.emb2.mlir -n 2 --entry lm_ends_grad --seed 32 --tolerance 1e-5 | FileCheck %s --check-prefix=EMB
+//
 // Three SGD steps of the MLP's mean-squared loss (examples/train_mlp.mlir):
 // the losses of each step and the weights after the last one equal the
 // unsharded training run's.
@@ -36,6 +44,10 @@
 // RUN: dtensor-opt %dtensor_src_root/examples/fsdp_tp_mlp.mlir --dtensor-autodiff --dtensor-sgd-steps=steps=2 -o %t.fsdp.mlir
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 29 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_train --seed 30 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP-TRAIN
+
+// EMB: @lm_ends_grad on {{[24]}} ranks
+// EMB: output #1 tensor<128x32xf32> on @tp [S(0)]: {{.*}} ok
+// EMB: PASS
 
 // FSDP: @fsdp_tp_mlp_grad on 4 ranks (mesh @m)
 // FSDP: output #0 tensor<8x16xf32> on @m [S(0), R]: {{.*}} ok

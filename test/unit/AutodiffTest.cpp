@@ -81,9 +81,18 @@ void checkGradients(llvm::StringRef source, llvm::StringRef name,
   ASSERT_TRUE(func);
   std::mt19937 rng(1234);
   std::vector<HostTensor> args;
-  for (Type type : func.getArgumentTypes())
-    args.push_back(
-        randomTensor(cast<RankedTensorType>(type).getShape(), rng));
+  for (Type type : func.getArgumentTypes()) {
+    auto tensorType = cast<RankedTensorType>(type);
+    if (tensorType.getElementType().isInteger(64)) {
+      // Ids for embedding lookups: rows 0..4 (the tests' tables have 5).
+      HostTensor ids(ElementType::I64, tensorType.getShape());
+      for (int64_t i = 0; i < ids.getNumElements(); ++i)
+        ids.set(i, static_cast<double>(rng() % 5));
+      args.push_back(ids);
+      continue;
+    }
+    args.push_back(randomTensor(tensorType.getShape(), rng));
+  }
   std::vector<HostTensor> seeds;
   for (Type type : func.getResultTypes())
     seeds.push_back(
@@ -294,6 +303,21 @@ func.func @f(%x: tensor<4x6xf64>, %y: tensor<2x6xf64>) -> tensor<3x12xf64> {
 }
 )mlir",
                  "f", {0, 1});
+}
+
+// Embedding lookups (a repeated id included): the table's gradient is the
+// scatter-add of the cotangent rows.
+TEST(Autodiff, EmbeddingMatchesFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+func.func @embed(%ids: tensor<2x4x1xi64>, %t: tensor<5x3xf64>) -> tensor<2x4x3xf64> {
+  %g = tensor.gather %t[%ids] gather_dims([0])
+      : (tensor<5x3xf64>, tensor<2x4x1xi64>) -> tensor<2x4x3xf64>
+  %s = math.sin %g : tensor<2x4x3xf64>
+  return %s : tensor<2x4x3xf64>
+}
+)mlir",
+                 "embed", {1});
 }
 
 // Only the marked arguments are differentiated; an unused one gets zeros.
