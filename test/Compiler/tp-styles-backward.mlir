@@ -34,6 +34,9 @@
 // the rowwise all_reduce over tp; backward, one reduce_scatter over dp per
 // weight (FSDP's gradient reduce-scatter), nothing else.
 // RUN: dtensor-opt %dtensor_src_root/examples/fsdp_tp_mlp.mlir --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=FSDP
+// The split follows dependences, not positions: after scheduling for
+// overlap (every collective async, moved) it is the same.
+// RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --pass-pipeline='builtin.module(dtensor-apply-tp-plan{plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json},dtensor-autodiff,dtensor-pipeline{to=scheduled},dtensor-comm-report)' -o /dev/null | FileCheck %s --check-prefix=SP-SCHED
 // The JSON report carries the same split.
 // RUN: dtensor-opt %t/colwise.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"net": {"style": "ColwiseParallel"}}}' --dtensor-autodiff='functions=linear wrt=0,1,2' --dtensor-spmd --dtensor-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
 
@@ -85,6 +88,17 @@
 // SP-NEXT: all_reduce 1 0 128
 // SP-NEXT: reduce_scatter 1 0
 // SP-NEXT: total 3 0
+
+// SP-SCHED-LABEL: comm report for @ffn_block_grad
+// SP-SCHED: forward:
+// SP-SCHED-NEXT: all_gather 1 1
+// SP-SCHED-NEXT: reduce_scatter 1 1
+// SP-SCHED-NEXT: total 2 2
+// SP-SCHED-NEXT: backward:
+// SP-SCHED-NEXT: all_gather 1 1
+// SP-SCHED-NEXT: all_reduce 1 1 128
+// SP-SCHED-NEXT: reduce_scatter 1 1
+// SP-SCHED-NEXT: total 3 3
 
 // ATTN-LABEL: comm report for @attention_grad
 // ATTN: forward:

@@ -16,6 +16,9 @@
 // RUN: dtensor-opt %t.sp2.in.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff -o %t.sp2.mlir
 // RUN: timeout 120 dtensor-run %t.sp4.mlir -n 4 --entry ffn_block_grad --seed 23 --tolerance 1e-5 | FileCheck %s --check-prefix=SP
 // RUN: timeout 120 dtensor-run %t.sp2.mlir -n 2 --entry ffn_block_grad --seed 24 --tolerance 1e-5 | FileCheck %s --check-prefix=SP
+// Scheduled for overlap (async collectives, reordering, bucketing) and
+// fused, the backward included:
+// RUN: timeout 120 dtensor-run %t.sp4.mlir -n 4 --entry ffn_block_grad --seed 33 --tolerance 1e-5 --overlap=default --fuse | FileCheck %s --check-prefix=SP
 //
 // RUN: dtensor-opt %dtensor_src_root/examples/attention.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/attention.plan.json --dtensor-autodiff -o %t.attn4.mlir
 // RUN: sed 's/shape = \[4\]/shape = [2]/' %dtensor_src_root/examples/attention.mlir > %t.attn2.in.mlir
@@ -44,6 +47,7 @@
 // RUN: dtensor-opt %dtensor_src_root/examples/fsdp_tp_mlp.mlir --dtensor-autodiff --dtensor-sgd-steps=steps=2 -o %t.fsdp.mlir
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 29 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_train --seed 30 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP-TRAIN
+// RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 34 --tolerance 1e-5 --overlap=default | FileCheck %s --check-prefix=FSDP
 
 // EMB: @lm_ends_grad on {{[24]}} ranks
 // EMB: output #1 tensor<128x32xf32> on @tp [S(0)]: {{.*}} ok
