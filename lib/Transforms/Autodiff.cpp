@@ -31,6 +31,11 @@ using namespace mlir::dtensor;
 static constexpr StringLiteral kCotangentAttr = "dtensor.cotangent";
 static constexpr StringLiteral kGradOfAttr = "dtensor.grad_of";
 static constexpr StringLiteral kRequiresGradAttr = "dtensor.requires_grad";
+/// Marks an op whose forward the backward recomputes, and the recomputed
+/// copy.
+static constexpr StringLiteral kCheckpointAttr = "dtensor.checkpoint";
+static constexpr StringLiteral kRecomputedAttr = "dtensor.recomputed";
+static constexpr StringLiteral kModuleAttr = "dtensor.module";
 /// On a dtensor.to_local: the layout of its gradient (PyTorch's
 /// `to_local(grad_placements=...)`).
 static constexpr StringLiteral kGradLayoutAttr = "dtensor.grad_layout";
@@ -286,10 +291,14 @@ class FunctionDifferentiator {
 public:
   /// `forwardLayouts`: the layouts propagation gives the forward's values
   /// (keyed by the joint function's copies); may be empty.
+  /// `checkpointed(op)`: whether the backward recomputes `op` instead of
+  /// reading its forward results.
   FunctionDifferentiator(func::FuncOp func, ArrayRef<unsigned> wrt,
-                         DenseMap<Value, LayoutAttr> forwardLayouts)
+                         DenseMap<Value, LayoutAttr> forwardLayouts,
+                         std::function<bool(Operation *)> checkpointed)
       : func(func), wrt(wrt.begin(), wrt.end()),
-        forwardLayouts(std::move(forwardLayouts)) {}
+        forwardLayouts(std::move(forwardLayouts)),
+        checkpointed(std::move(checkpointed)) {}
 
   LogicalResult run();
 
@@ -314,6 +323,7 @@ private:
   DenseSet<Value> active;
   DenseMap<Value, Value> cotangents;
   DenseMap<Value, LayoutAttr> forwardLayouts;
+  std::function<bool(Operation *)> checkpointed;
 };
 
 } // namespace
@@ -997,13 +1007,61 @@ LogicalResult FunctionDifferentiator::run() {
   }
 
   OpBuilder b(ret);
-  for (Operation &op : llvm::make_early_inc_range(
-           llvm::reverse(entry.without_terminator()))) {
-    if (llvm::none_of(op.getResults(),
+  Operation *lastForward = ret->getPrevNode();
+  SmallVector<Operation *> forwardOps = llvm::to_vector(llvm::map_range(
+      entry.without_terminator(), [](Operation &op) { return &op; }));
+
+  // Activation checkpointing: the checkpointed ops again, at the start of
+  // the backward, reading recomputed values where those exist.
+  IRMapping recomputed;
+  SmallVector<Operation *> recomputedOps;
+  for (Operation *op : forwardOps) {
+    if (!checkpointed(op))
+      continue;
+    Operation *clone = b.clone(*op, recomputed);
+    clone->setAttr(kRecomputedAttr, b.getUnitAttr());
+    recomputedOps.push_back(clone);
+  }
+
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    if (llvm::none_of(op->getResults(),
                       [&](Value v) { return cotangents.count(v); }))
       continue;
-    if (failed(differentiate(&op, b)))
+    if (failed(differentiate(op, b)))
       return failure();
+  }
+
+  // The backward reads the recomputed values; recomputations nothing reads
+  // are dropped.
+  for (Operation *op : forwardOps) {
+    if (!checkpointed(op))
+      continue;
+    for (Value result : op->getResults()) {
+      Value copy = recomputed.lookup(result);
+      result.replaceUsesWithIf(copy, [&](OpOperand &use) {
+        Operation *owner = entry.findAncestorOpInBlock(*use.getOwner());
+        return owner && owner != ret.getOperation() &&
+               lastForward->isBeforeInBlock(owner);
+      });
+    }
+  }
+  // Each recomputation moves down to just before its first reader, as
+  // PyTorch recomputes a checkpointed region right before its backward (in
+  // reverse order, so that a recomputed operand moves before its reader).
+  for (Operation *clone : llvm::reverse(recomputedOps)) {
+    if (clone->use_empty()) {
+      if (isPure(clone))
+        clone->erase();
+      continue;
+    }
+    Operation *first = nullptr;
+    for (Operation *user : clone->getUsers()) {
+      Operation *owner = entry.findAncestorOpInBlock(*user);
+      if (owner && (!first || owner->isBeforeInBlock(first)))
+        first = owner;
+    }
+    if (first)
+      clone->moveBefore(first);
   }
 
   SmallVector<Value> results(returned);
@@ -1191,7 +1249,20 @@ struct AutodiffPass : dtensor::impl::AutodiffPassBase<AutodiffPass> {
       DenseMap<Value, LayoutAttr> forwardLayouts;
       for (auto [value, layout] : *probed)
         forwardLayouts[mapping.lookup(value)] = layout;
-      if (failed(FunctionDifferentiator(joint, *args, std::move(forwardLayouts))
+      auto checkpointed = [&](Operation *op) {
+        if (op->hasAttr(kCheckpointAttr))
+          return true;
+        auto module = op->getAttrOfType<StringAttr>(kModuleAttr);
+        if (!module)
+          return false;
+        return llvm::any_of(checkpoint, [&](const std::string &name) {
+          StringRef rest = module.getValue();
+          return rest.consume_front(name) &&
+                 (rest.empty() || rest.starts_with("."));
+        });
+      };
+      if (failed(FunctionDifferentiator(joint, *args, std::move(forwardLayouts),
+                                        checkpointed)
                      .run())) {
         // The diagnostics point into the joint function; drop it.
         symbols.erase(joint);

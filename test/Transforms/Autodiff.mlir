@@ -8,6 +8,9 @@
 // RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff=wrt=1 | FileCheck %t/mlp.mlir --check-prefix=WRT
 // RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff='functions=mlp suffix=_vjp' | FileCheck %t/mlp.mlir --check-prefix=NAMED
 // RUN: dtensor-opt %t/cases.mlir --split-input-file --dtensor-autodiff | FileCheck %t/cases.mlir
+// RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=mlp | FileCheck %t/checkpoint.mlir
+// RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=mlp.act | FileCheck %t/checkpoint.mlir --check-prefix=ACT
+// RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=ml | FileCheck %t/checkpoint.mlir --check-prefix=NONE
 // RUN: dtensor-opt %t/errors.mlir --split-input-file --dtensor-autodiff --verify-diagnostics
 // RUN: dtensor-opt %t/options.mlir --split-input-file --dtensor-autodiff='functions=nope' --verify-diagnostics
 
@@ -223,6 +226,63 @@ func.func @locals(%g: tensor<8x16xf32>, %l: tensor<8x16xf32>)
   %b = dtensor.from_local %l layout <@tp, [P(sum)]>
       : tensor<8x16xf32> -> tensor<8x16xf32>
   return %a, %b : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+//--- checkpoint.mlir
+
+// Activation checkpointing of module `mlp` (its submodules included): the
+// backward recomputes the up projection and the relu right before it first
+// needs them and reads only the recomputed values; the forward's copies
+// feed the forward alone.
+// CHECK-LABEL: func.func @mlp_grad(
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: tensor<8x16xf32> {dtensor.cotangent
+// CHECK: %[[XR:.*]] = dtensor.annotate %{{.*}} layout <@tp, [R]>
+// CHECK: %[[W1C:.*]] = dtensor.annotate %{{.*}} layout <@tp, [S(1)]>
+// CHECK: %[[H:.*]] = linalg.matmul {dtensor.module = "mlp.up"} ins(%[[XR]], %[[W1C]]
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%[[H]] : {{.*}} attrs = {dtensor.module = "mlp.act"}
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[A]],
+// CHECK: %[[DYR:.*]] = dtensor.annotate %[[DY]]
+// CHECK: %[[DA:.*]] = linalg.generic {{.*}} ins(%[[DYR]],
+// CHECK: %[[H2:.*]] = linalg.matmul {dtensor.module = "mlp.up", dtensor.recomputed} ins(%[[XR]], %[[W1C]]
+// CHECK: %[[A2:.*]] = linalg.generic {{.*}} ins(%[[H2]] : {{.*}} attrs = {dtensor.module = "mlp.act", dtensor.recomputed}
+// CHECK: linalg.generic {{.*}} ins(%[[DYR]], %[[A2]] :
+// CHECK: linalg.generic {{.*}} ins(%[[DA]], %[[H2]] :
+// CHECK-NOT: ins(%[[H]]
+// CHECK-NOT: ins(%[[A]]
+// CHECK: return
+// Only the relu: the recomputed relu reads the saved up projection.
+// ACT-LABEL: func.func @mlp_grad(
+// ACT: %[[H:.*]] = linalg.matmul {dtensor.module = "mlp.up"}
+// ACT-NOT: linalg.matmul {{.*}}dtensor.recomputed
+// ACT: linalg.generic {{.*}} ins(%[[H]] : {{.*}} attrs = {dtensor.module = "mlp.act", dtensor.recomputed}
+// A prefix of a module name that is not a module boundary names nothing.
+// NONE-NOT: dtensor.recomputed
+dtensor.mesh @tp shape = [4] names = ["tp"]
+func.func @mlp(%x: tensor<8x16xf32>, %w1: tensor<16x32xf32>,
+               %w2: tensor<32x16xf32>) -> tensor<8x16xf32> {
+  %xr = dtensor.annotate %x layout <@tp, [R]> : tensor<8x16xf32>
+  %w1c = dtensor.annotate %w1 layout <@tp, [S(1)]> : tensor<16x32xf32>
+  %w2r = dtensor.annotate %w2 layout <@tp, [S(0)]> : tensor<32x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8x32xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %h = linalg.matmul ins(%xr, %w1c : tensor<8x16xf32>, tensor<16x32xf32>)
+                     outs(%f1 : tensor<8x32xf32>) {dtensor.module = "mlp.up"} -> tensor<8x32xf32>
+  %e2 = tensor.empty() : tensor<8x32xf32>
+  %a = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<8x32xf32>) outs(%e2 : tensor<8x32xf32>) attrs = {dtensor.module = "mlp.act"} {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<8x32xf32>
+  %e3 = tensor.empty() : tensor<8x16xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%a, %w2r : tensor<8x32xf32>, tensor<32x16xf32>)
+                     outs(%f3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %yr = dtensor.annotate %y layout <@tp, [R]> : tensor<8x16xf32>
+  return %yr : tensor<8x16xf32>
 }
 
 //--- errors.mlir

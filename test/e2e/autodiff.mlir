@@ -10,6 +10,11 @@
 // RUN: sed 's/shape = \[4\]/shape = [2]/' %t.mlp4.mlir > %t.mlp2.mlir
 // RUN: timeout 120 dtensor-run %t.mlp4.mlir -n 4 --entry mlp_grad --seed 21 --tolerance 1e-5 | FileCheck %s --check-prefix=MLP
 // RUN: timeout 120 dtensor-run %t.mlp2.mlir -n 2 --entry mlp_grad --seed 22 --tolerance 1e-5 | FileCheck %s --check-prefix=MLP
+// With activation checkpointing (the recomputed forward in the backward):
+// RUN: dtensor-opt %S/../Compiler/activation-checkpointing.mlir --dtensor-autodiff=checkpoint=mlp -o %t.ck.mlir
+// RUN: timeout 120 dtensor-run %t.ck.mlir -n 4 --entry mlp_grad --seed 35 --tolerance 1e-5 | FileCheck %s --check-prefix=MLP
+// RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff=checkpoint=ffn,norm -o %t.spck.mlir
+// RUN: timeout 120 dtensor-run %t.spck.mlir -n 4 --entry ffn_block_grad --seed 36 --tolerance 1e-5 | FileCheck %s --check-prefix=SP
 //
 // RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff -o %t.sp4.mlir
 // RUN: sed 's/shape = \[4\]/shape = [2]/' %dtensor_src_root/examples/sequence_parallel_mlp.mlir > %t.sp2.in.mlir

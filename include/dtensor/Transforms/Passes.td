@@ -83,7 +83,13 @@ def AutodiffPass : Pass<"dtensor-autodiff", "::mlir::ModuleOp"> {
     gradient of a value redistributed from a known layout is requested in
     that layout, `P` becoming `R`; argument gradients and seeds take their
     argument's and result's layouts). Ops without a rule are reported by
-    name; no gradient is guessed. See docs/autodiff.md.
+    name; no gradient is guessed.
+
+    Activation checkpointing: ops marked `dtensor.checkpoint`, or whose
+    `dtensor.module` is one of `checkpoint` (or a submodule of one), are
+    recomputed at the start of the backward (marked `dtensor.recomputed`)
+    and the backward uses the recomputed values, so the forward's copies
+    die in the forward. See docs/autodiff.md.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
@@ -92,6 +98,9 @@ def AutodiffPass : Pass<"dtensor-autodiff", "::mlir::ModuleOp"> {
                "indices of the arguments to differentiate with respect to">,
     Option<"suffix", "suffix", "std::string", /*default=*/"\"_grad\"",
            "suffix of the joint function's name">,
+    ListOption<"checkpoint", "checkpoint", "std::string",
+               "modules (`dtensor.module` names, and their submodules) whose "
+               "forward is recomputed in the backward instead of kept">,
   ];
   let dependentDialects = ["::mlir::dtensor::DTensorDialect",
                            "::mlir::arith::ArithDialect",
