@@ -25,3 +25,7 @@ timeline() {
 timeline tp_mlp docs/images/tp_mlp_llama8b.mlir ""
 timeline attention docs/images/attention_llama8b.mlir \
   "dtensor-apply-tp-plan{plan=examples/attention.plan.json},"
+# The backward too: the TP MLP's joint forward + backward function
+# (docs/autodiff.md), partitioned and scheduled.
+timeline tp_mlp_backward docs/images/tp_mlp_llama8b.mlir \
+  "dtensor-autodiff{functions=mlp},"
