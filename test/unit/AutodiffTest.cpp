@@ -305,6 +305,69 @@ func.func @f(%x: tensor<4x6xf64>, %y: tensor<2x6xf64>) -> tensor<3x12xf64> {
                  "f", {0, 1});
 }
 
+// LayerNorm: mean and variance reductions, their broadcasts back, rsqrt,
+// gain and bias; batch_matmul after it.
+TEST(Autodiff, LayerNormBatchMatmulMatchFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+#x = affine_map<(b, s, h) -> (b, s, h)>
+#bs = affine_map<(b, s, h) -> (b, s)>
+#h = affine_map<(b, s, h) -> (h)>
+func.func @ln(%x: tensor<2x3x4xf64>, %g: tensor<4xf64>, %beta: tensor<4xf64>,
+              %w: tensor<2x4x5xf64>) -> tensor<2x3x5xf64> {
+  %zero = arith.constant 0.0 : f64
+  %inv = arith.constant 0.25 : f64
+  %eps = arith.constant 1.0e-5 : f64
+  %e0 = tensor.empty() : tensor<2x3xf64>
+  %f0 = linalg.fill ins(%zero : f64) outs(%e0 : tensor<2x3xf64>) -> tensor<2x3xf64>
+  %sum = linalg.generic {indexing_maps = [#x, #bs],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<2x3x4xf64>) outs(%f0 : tensor<2x3xf64>) {
+  ^bb0(%in: f64, %acc: f64):
+    %s = arith.addf %acc, %in : f64
+    linalg.yield %s : f64
+  } -> tensor<2x3xf64>
+  %e1 = tensor.empty() : tensor<2x3x4xf64>
+  %c = linalg.generic {indexing_maps = [#x, #bs, #x],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %sum : tensor<2x3x4xf64>, tensor<2x3xf64>) outs(%e1 : tensor<2x3x4xf64>) {
+  ^bb0(%in: f64, %s: f64, %o: f64):
+    %m = arith.mulf %s, %inv : f64
+    %d = arith.subf %in, %m : f64
+    linalg.yield %d : f64
+  } -> tensor<2x3x4xf64>
+  %var = linalg.generic {indexing_maps = [#x, #bs],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%c : tensor<2x3x4xf64>) outs(%f0 : tensor<2x3xf64>) {
+  ^bb0(%in: f64, %acc: f64):
+    %p = arith.mulf %in, %in : f64
+    %q = arith.mulf %p, %inv : f64
+    %s = arith.addf %acc, %q : f64
+    linalg.yield %s : f64
+  } -> tensor<2x3xf64>
+  %e2 = tensor.empty() : tensor<2x3x4xf64>
+  %n = linalg.generic {indexing_maps = [#x, #bs, #h, #h, #x],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c, %var, %g, %beta : tensor<2x3x4xf64>, tensor<2x3xf64>, tensor<4xf64>, tensor<4xf64>)
+      outs(%e2 : tensor<2x3x4xf64>) {
+  ^bb0(%in: f64, %v: f64, %gain: f64, %bias: f64, %o: f64):
+    %ve = arith.addf %v, %eps : f64
+    %r = math.rsqrt %ve : f64
+    %y = arith.mulf %in, %r : f64
+    %z = arith.mulf %y, %gain : f64
+    %t = arith.addf %z, %bias : f64
+    linalg.yield %t : f64
+  } -> tensor<2x3x4xf64>
+  %e3 = tensor.empty() : tensor<2x3x5xf64>
+  %f3 = linalg.fill ins(%zero : f64) outs(%e3 : tensor<2x3x5xf64>) -> tensor<2x3x5xf64>
+  %out = linalg.batch_matmul ins(%n, %w : tensor<2x3x4xf64>, tensor<2x4x5xf64>)
+      outs(%f3 : tensor<2x3x5xf64>) -> tensor<2x3x5xf64>
+  return %out : tensor<2x3x5xf64>
+}
+)mlir",
+                 "ln", {0, 1, 2, 3});
+}
+
 // Embedding lookups (a repeated id included): the table's gradient is the
 // scatter-add of the cotangent rows.
 TEST(Autodiff, EmbeddingMatchesFiniteDifferences) {
