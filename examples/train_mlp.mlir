@@ -1,10 +1,10 @@
 // Training a two-layer tensor-parallel MLP: the loss is written in the
 // global view (mean-squared error of relu(x @ w1) @ w2 against a target),
-// dtensor-autodiff derives its gradients, dtensor-sgd-steps unrolls K steps
+// dtensor-autodiff derives its gradients, dtensor-train-steps unrolls K steps
 // of forward, backward and the SGD update w <- w - lr * dw:
 //
 //   dtensor-opt examples/train_mlp.mlir --dtensor-autodiff \
-//     --dtensor-sgd-steps='steps=3 learning-rate=0.5' -o train.mlir
+//     --dtensor-train-steps='steps=3 learning-rate=0.5' -o train.mlir
 //   dtensor-run train.mlir -n 4 --entry mlp_loss_train
 //
 // @mlp_loss_train returns the loss of each step and the weights after the

@@ -42,14 +42,17 @@
 // Three SGD steps of the MLP's mean-squared loss (examples/train_mlp.mlir):
 // the losses of each step and the weights after the last one equal the
 // unsharded training run's.
-// RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-sgd-steps='steps=3 learning-rate=0.5' -o %t.train4.mlir
+// RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 learning-rate=0.5' -o %t.train4.mlir
 // RUN: sed 's/shape = \[4\]/shape = [2]/' %t.train4.mlir > %t.train2.mlir
 // RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 27 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
 // RUN: timeout 120 dtensor-run %t.train2.mlir -n 2 --entry mlp_loss_train --seed 28 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
+// The same with Adam:
+// RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 optimizer=adam learning-rate=0.01' -o %t.adam4.mlir
+// RUN: timeout 120 dtensor-run %t.adam4.mlir -n 4 --entry mlp_loss_train --seed 37 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
 //
 // FSDP + TP on a 2x2 mesh (examples/fsdp_tp_mlp.mlir): gradients, and two
 // SGD steps.
-// RUN: dtensor-opt %dtensor_src_root/examples/fsdp_tp_mlp.mlir --dtensor-autodiff --dtensor-sgd-steps=steps=2 -o %t.fsdp.mlir
+// RUN: dtensor-opt %dtensor_src_root/examples/fsdp_tp_mlp.mlir --dtensor-autodiff --dtensor-train-steps=steps=2 -o %t.fsdp.mlir
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 29 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_train --seed 30 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP-TRAIN
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 34 --tolerance 1e-5 --overlap=default | FileCheck %s --check-prefix=FSDP

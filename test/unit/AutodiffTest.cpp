@@ -404,11 +404,8 @@ func.func @f(%x: tensor<4x4xf64>, %w: tensor<4x4xf64> {dtensor.param = "w"},
 
 namespace {
 
-// dtensor-sgd-steps: K unrolled steps equal K host-driven steps of the
-// joint function (forward loss, gradients with a seed of one, w -= lr * g).
-TEST(SGDSteps, MatchHostDrivenSteps) {
-  DTENSOR_REQUIRE_CPU_TARGET();
-  constexpr const char *kLoss = R"mlir(
+/// A one-layer model with a mean-squared loss (tanh activation, bias).
+constexpr const char *kLoss = R"mlir(
 #id = affine_map<(i, j) -> (i, j)>
 #all = affine_map<(i, j) -> ()>
 func.func @loss(%x: tensor<4x6xf64>, %t: tensor<4x3xf64>,
@@ -442,12 +439,17 @@ func.func @loss(%x: tensor<4x6xf64>, %t: tensor<4x3xf64>,
   return %l : tensor<f64>
 }
 )mlir";
+
+// dtensor-train-steps: K unrolled steps equal K host-driven steps of the
+// joint function (forward loss, gradients with a seed of one, w -= lr * g).
+TEST(TrainSteps, MatchHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
   Session session;
   auto module = session.parse(kLoss);
   ASSERT_TRUE(succeeded(module));
   ASSERT_TRUE(succeeded(session.runPipeline(
       **module,
-      "dtensor-autodiff,dtensor-sgd-steps{steps=3 learning-rate=0.25}")));
+      "dtensor-autodiff,dtensor-train-steps{steps=3 learning-rate=0.25}")));
   Session::stripPlacements(**module);
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
   auto exe = session.compile(**module);
@@ -478,6 +480,62 @@ func.func @loss(%x: tensor<4x6xf64>, %t: tensor<4x3xf64>,
     EXPECT_NEAR((*trained)[3].get(i), w.get(i), 1e-12);
   for (int64_t i = 0; i < b.getNumElements(); ++i)
     EXPECT_NEAR((*trained)[4].get(i), b.get(i), 1e-12);
+}
+
+} // namespace
+
+namespace {
+
+// Adam: K unrolled steps equal torch.optim.Adam's update computed on the
+// host from the joint function's gradients (moments from zero, bias
+// corrected).
+TEST(TrainSteps, AdamMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  Session session;
+  auto module = session.parse(kLoss);
+  ASSERT_TRUE(succeeded(module));
+  ASSERT_TRUE(succeeded(session.runPipeline(
+      **module, "dtensor-autodiff,dtensor-train-steps{steps=3 "
+                "optimizer=adam learning-rate=0.05 beta1=0.8 beta2=0.95 "
+                "epsilon=1e-6}")));
+  Session::stripPlacements(**module);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
+  auto exe = session.compile(**module);
+  ASSERT_TRUE(succeeded(exe));
+
+  std::mt19937 rng(9);
+  HostTensor x = randomTensor({4, 6}, rng), t = randomTensor({4, 3}, rng);
+  HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
+  auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
+  ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
+  ASSERT_EQ(trained->size(), 5u);
+
+  HostTensor seed(ElementType::F64, {});
+  seed.set(0, 1.0);
+  std::vector<double> mw(w.getNumElements()), vw(w.getNumElements());
+  std::vector<double> mb(b.getNumElements()), vb(b.getNumElements());
+  auto adam = [](HostTensor &p, const HostTensor &g, std::vector<double> &m,
+                 std::vector<double> &v, int step) {
+    double c1 = 1 - std::pow(0.8, step), c2 = 1 - std::pow(0.95, step);
+    for (int64_t i = 0; i < p.getNumElements(); ++i) {
+      m[i] = 0.8 * m[i] + 0.2 * g.get(i);
+      v[i] = 0.95 * v[i] + 0.05 * g.get(i) * g.get(i);
+      double update = (m[i] / c1) / (std::sqrt(v[i] / c2) + 1e-6);
+      p.set(i, p.get(i) - 0.05 * update);
+    }
+  };
+  for (int step = 1; step <= 3; ++step) {
+    auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
+    ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
+    EXPECT_NEAR((*trained)[step - 1].get(0), (*joint)[0].get(0), 1e-12);
+    adam(w, (*joint)[1], mw, vw, step);
+    adam(b, (*joint)[2], mb, vb, step);
+  }
+  for (int64_t i = 0; i < w.getNumElements(); ++i)
+    EXPECT_NEAR((*trained)[3].get(i), w.get(i), 1e-12);
+  for (int64_t i = 0; i < b.getNumElements(); ++i)
+    EXPECT_NEAR((*trained)[4].get(i), b.get(i), 1e-12);
+  EXPECT_LT((*trained)[2].get(0), (*trained)[0].get(0));
 }
 
 } // namespace

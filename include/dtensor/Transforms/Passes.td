@@ -109,32 +109,42 @@ def AutodiffPass : Pass<"dtensor-autodiff", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def SGDStepsPass : Pass<"dtensor-sgd-steps", "::mlir::ModuleOp"> {
-  let summary = "unrolls K SGD training steps of a joint forward + backward function";
+def TrainStepsPass : Pass<"dtensor-train-steps", "::mlir::ModuleOp"> {
+  let summary = "unrolls K training steps (SGD or Adam) of a joint forward + backward function";
   let description = [{
     For each joint function written by `dtensor-autodiff` (marked
     `dtensor.forward_results`; all of them, or those named by `functions`)
     adds `@<f>_train` (`@f_grad` gives `@f_train`): the forward's arguments
     in, then `steps` training steps in straight-line code, each running the
     joint function's body with seed cotangents of ones (PyTorch's
-    `loss.sum().backward()`) and updating every differentiated argument
-    `w <- w - learning-rate * dw` in its own layout. Returns the forward
-    results of every step (the losses), then the differentiated arguments
-    after the last step, laid out as the arguments. The program is an
-    ordinary global-view function: propagation, planning and partitioning
-    compile it, and the outlining of repeated layers compiles one step.
+    `loss.sum().backward()`) and updating every differentiated argument in
+    its own layout, by SGD (`w <- w - lr * dw`) or by Adam (PyTorch's
+    `torch.optim.Adam` without weight decay: moments from zero, bias
+    corrected). Returns the forward results of every step (the losses),
+    then the differentiated arguments after the last step, laid out as the
+    arguments. The program is an ordinary global-view function:
+    propagation, planning and partitioning compile it.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
                "joint functions to train (default: every joint function)">,
     Option<"steps", "steps", "int64_t", /*default=*/"1",
            "number of training steps">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd or adam">,
     Option<"learningRate", "learning-rate", "double", /*default=*/"0.01",
-           "SGD learning rate">,
+           "learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "Adam: decay of the first moment">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "Adam: decay of the second moment">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8",
+           "Adam: added to the root of the second moment">,
   ];
   let dependentDialects = ["::mlir::dtensor::DTensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

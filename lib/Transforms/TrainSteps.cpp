@@ -1,6 +1,6 @@
-//===- SGDSteps.cpp - K SGD training steps of a joint function -----------===//
+//===- TrainSteps.cpp - K SGD training steps of a joint function -----------===//
 //
-// The `dtensor-sgd-steps` pass: from a joint forward + backward function of
+// The `dtensor-train-steps` pass: from a joint forward + backward function of
 // dtensor-autodiff, a training function that runs K steps of forward,
 // backward and SGD update in straight-line global-view code.
 //
@@ -12,8 +12,10 @@
 
 #include "mlir/IR/IRMapping.h"
 
+#include <cmath>
+
 namespace mlir::dtensor {
-#define GEN_PASS_DEF_SGDSTEPSPASS
+#define GEN_PASS_DEF_TRAINSTEPSPASS
 #include "dtensor/Transforms/Passes.h.inc"
 } // namespace mlir::dtensor
 
@@ -49,25 +51,54 @@ static Value createUpdate(OpBuilder &b, Location loc, Value w, Value g,
       .getResult(0);
 }
 
+/// An elementwise generic over same-shaped tensors `inputs` whose body
+/// `body(builder, loc, scalars)` returns the result element.
+static Value createElementwise(
+    OpBuilder &b, Location loc, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(inputs.front().getType());
+  int64_t rank = type.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  SmallVector<AffineMap> maps(inputs.size() + 1, id);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, inputs, ValueRange{empty}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc,
+                                       ValueRange{body(nb, nloc,
+                                                       args.drop_back())});
+             })
+      .getResult(0);
+}
+
 namespace {
-struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
+/// Adam's state of one argument.
+struct AdamState {
+  Value m, v;
+};
+
+struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
   using Base::Base;
 
   LogicalResult train(func::FuncOp joint, SymbolTable &symbols) {
     auto forwardResults =
         joint->getAttrOfType<IntegerAttr>(kForwardResultsAttrName);
     if (!forwardResults)
-      return joint.emitError("sgd steps: @")
+      return joint.emitError("train steps: @")
              << joint.getSymName()
              << " is not a joint forward + backward function (no '"
              << kForwardResultsAttrName << "'; run dtensor-autodiff first)";
     if (!joint.getBody().hasOneBlock())
-      return joint.emitError("sgd steps: functions with more than one block "
+      return joint.emitError("train steps: functions with more than one block "
                              "are not supported");
     unsigned numForward = forwardResults.getInt();
     FunctionType type = joint.getFunctionType();
     if (numForward > type.getNumResults())
-      return joint.emitError("sgd steps: '")
+      return joint.emitError("train steps: '")
              << kForwardResultsAttrName << "' is larger than the number of "
              << "results";
 
@@ -78,7 +109,7 @@ struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
       if (isSeed)
         continue;
       if (numArgs != i)
-        return joint.emitError("sgd steps: argument ")
+        return joint.emitError("train steps: argument ")
                << i << " follows a seed cotangent";
       ++numArgs;
     }
@@ -88,7 +119,7 @@ struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
       auto of = joint.getResultAttrOfType<IntegerAttr>(r, kGradOfAttr);
       if (!of || of.getInt() < 0 || of.getInt() >= numArgs ||
           type.getInput(of.getInt()) != type.getResult(r))
-        return joint.emitError("sgd steps: result ")
+        return joint.emitError("train steps: result ")
                << r << " is not the gradient of an argument of the same type";
       updates.emplace_back(r, of.getInt());
     }
@@ -98,7 +129,7 @@ struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
         (base.consume_back("_grad") ? base : joint.getSymName()).str() +
         "_train";
     if (symbols.lookup(name))
-      return joint.emitError("sgd steps: @") << name << " already exists";
+      return joint.emitError("train steps: @") << name << " already exists";
 
     MLIRContext *ctx = joint.getContext();
     Location loc = joint.getLoc();
@@ -131,6 +162,30 @@ struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
     b.setInsertionPointToStart(entry);
 
     SmallVector<Value> current(entry->getArguments());
+    bool adam = optimizer == "adam";
+    DenseMap<unsigned, AdamState> adamStates;
+    auto requestLayout = [&](Value value, unsigned r) {
+      if (auto layout =
+              joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName))
+        return Value(
+            AnnotateOp::create(b, loc, value.getType(), value, layout));
+      return value;
+    };
+    if (adam) {
+      // Moments start at zero, laid out as their arguments.
+      for (auto [r, arg] : updates) {
+        auto argType = cast<RankedTensorType>(type.getInput(arg));
+        auto zeros = [&]() {
+          Value empty = tensor::EmptyOp::create(b, loc, argType.getShape(),
+                                                argType.getElementType());
+          Value zero = arith::ConstantOp::create(
+              b, loc, b.getFloatAttr(argType.getElementType(), 0.0));
+          return requestLayout(
+              linalg::FillOp::create(b, loc, zero, empty).getResult(0), r);
+        };
+        adamStates[arg] = {zeros(), zeros()};
+      }
+    }
     Block &jointBody = joint.getBody().front();
     SmallVector<Value> results;
     for (int64_t step = 0; step < steps; ++step) {
@@ -159,12 +214,58 @@ struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
         results.push_back(mapping.lookup(ret->getOperand(r)));
       for (auto [r, arg] : updates) {
         Value grad = mapping.lookup(ret->getOperand(r));
-        Value updated = createUpdate(b, loc, current[arg], grad, learningRate);
-        if (auto layout =
-                joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName))
-          updated = AnnotateOp::create(b, loc, updated.getType(), updated,
-                                       layout);
-        current[arg] = updated;
+        if (!adam) {
+          current[arg] = requestLayout(
+              createUpdate(b, loc, current[arg], grad, learningRate), r);
+          continue;
+        }
+        // torch.optim.Adam: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+        // w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
+        Type elementType =
+            cast<RankedTensorType>(grad.getType()).getElementType();
+        auto constant = [&](OpBuilder &nb, Location nloc, double value) {
+          return arith::ConstantOp::create(
+              nb, nloc, nb.getFloatAttr(elementType, value));
+        };
+        double t = static_cast<double>(step + 1);
+        double correction1 = 1.0 - std::pow(beta1, t);
+        double correction2 = 1.0 - std::pow(beta2, t);
+        AdamState &state = adamStates[arg];
+        auto moment = [&](Value previous, double beta, bool square) {
+          return requestLayout(
+              createElementwise(
+                  b, loc, ValueRange{previous, grad},
+                  [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+                    Value g = x[1];
+                    if (square)
+                      g = arith::MulFOp::create(nb, nloc, g, g);
+                    Value kept = arith::MulFOp::create(
+                        nb, nloc, constant(nb, nloc, beta), x[0]);
+                    Value added = arith::MulFOp::create(
+                        nb, nloc, constant(nb, nloc, 1.0 - beta), g);
+                    return arith::AddFOp::create(nb, nloc, kept, added);
+                  }),
+              r);
+        };
+        state.m = moment(state.m, beta1, /*square=*/false);
+        state.v = moment(state.v, beta2, /*square=*/true);
+        current[arg] = requestLayout(
+            createElementwise(
+                b, loc, ValueRange{current[arg], state.m, state.v},
+                [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+                  Value mHat = arith::DivFOp::create(
+                      nb, nloc, x[1], constant(nb, nloc, correction1));
+                  Value vHat = arith::DivFOp::create(
+                      nb, nloc, x[2], constant(nb, nloc, correction2));
+                  Value denom = arith::AddFOp::create(
+                      nb, nloc, math::SqrtOp::create(nb, nloc, vHat),
+                      constant(nb, nloc, epsilon));
+                  Value stepSize = arith::MulFOp::create(
+                      nb, nloc, constant(nb, nloc, learningRate),
+                      arith::DivFOp::create(nb, nloc, mHat, denom));
+                  return arith::SubFOp::create(nb, nloc, x[0], stepSize);
+                }),
+            r);
       }
     }
     for (auto [r, arg] : updates)
@@ -175,8 +276,13 @@ struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (optimizer != "sgd" && optimizer != "adam") {
+      module.emitError("train steps: unknown optimizer '")
+          << optimizer << "' (expected sgd or adam)";
+      return signalPassFailure();
+    }
     if (steps < 1) {
-      module.emitError("sgd steps: steps must be at least 1, got ")
+      module.emitError("train steps: steps must be at least 1, got ")
           << static_cast<int64_t>(steps);
       return signalPassFailure();
     }
@@ -187,7 +293,7 @@ struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
         if (func->hasAttr(kForwardResultsAttrName))
           joints.push_back(func);
       if (joints.empty()) {
-        module.emitError("sgd steps: no joint forward + backward function "
+        module.emitError("train steps: no joint forward + backward function "
                          "(run dtensor-autodiff first)");
         return signalPassFailure();
       }
@@ -195,7 +301,7 @@ struct SGDStepsPass : dtensor::impl::SGDStepsPassBase<SGDStepsPass> {
       for (const std::string &name : functions) {
         auto func = symbols.lookup<func::FuncOp>(name);
         if (!func || func.isExternal()) {
-          module.emitError("sgd steps: no function @") << name
+          module.emitError("train steps: no function @") << name
                                                        << " with a body";
           return signalPassFailure();
         }

@@ -1,0 +1,100 @@
+// Tests of --dtensor-train-steps: K unrolled steps of a joint function of
+// dtensor-autodiff with seeds of one and the SGD or Adam update, and its
+// errors.
+// That the steps compute what host-driven steps compute is checked in
+// test/unit/AutodiffTest.cpp (TrainSteps), on CPU ranks in
+// test/e2e/autodiff.mlir.
+//
+// RUN: split-file %s %t
+// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 learning-rate=0.5' | FileCheck %t/step.mlir
+// RUN: not dtensor-opt %t/step.mlir --dtensor-train-steps 2>&1 | FileCheck %t/step.mlir --check-prefix=NOJOINT
+// RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps=steps=0 2>&1 | FileCheck %t/step.mlir --check-prefix=ZERO
+// RUN: not dtensor-opt %t/step.mlir --dtensor-train-steps=functions=step 2>&1 | FileCheck %t/step.mlir --check-prefix=NOTJOINT
+// RUN: not dtensor-opt %t/step.mlir --dtensor-train-steps=functions=nope 2>&1 | FileCheck %t/step.mlir --check-prefix=MISSING
+// RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps --dtensor-train-steps 2>&1 | FileCheck %t/step.mlir --check-prefix=EXISTS
+// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 optimizer=adam learning-rate=0.5 beta1=0.5 beta2=0.75 epsilon=0.125' | FileCheck %t/step.mlir --check-prefix=ADAM
+// RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps=optimizer=lion 2>&1 | FileCheck %t/step.mlir --check-prefix=OPT
+// RUN: dtensor-opt %t/errors.mlir --split-input-file --dtensor-train-steps --verify-diagnostics
+
+//--- step.mlir
+
+// CHECK-LABEL: func.func @step_grad(
+// CHECK-LABEL: func.func @step_train(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[W:[a-z0-9]+]]: tensor<8x2xf32> {dtensor.param = "w"})
+// CHECK-SAME: -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<8x2xf32> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>})
+// Step 1: seed of ones in the output's layout, forward, backward, update.
+// CHECK: %[[ONES:.*]] = linalg.fill
+// CHECK: %[[SEED:.*]] = dtensor.annotate %[[ONES]] layout <@tp, [S(1)]>
+// CHECK: %[[WS:.*]] = dtensor.annotate %[[W]] layout <@tp, [S(1)]>
+// CHECK: %[[Y1:.*]] = linalg.matmul ins(%[[X]], %[[WS]]
+// CHECK: %[[G1:.*]] = dtensor.annotate %{{.*}} layout <@tp, [S(1)]>
+// CHECK: %[[U1:.*]] = linalg.generic {{.*}} ins(%[[W]], %[[G1]] :
+// CHECK: arith.constant 5.000000e-01
+// CHECK: arith.mulf
+// CHECK: arith.subf
+// CHECK: %[[W1:.*]] = dtensor.annotate %[[U1]] layout <@tp, [S(1)]>
+// Step 2 starts from the updated weight.
+// CHECK: dtensor.annotate %[[W1]] layout <@tp, [S(1)]>
+// CHECK: %[[Y2:.*]] = linalg.matmul
+// CHECK: %[[U2:.*]] = linalg.generic {{.*}} ins(%[[W1]],
+// CHECK: %[[W2:.*]] = dtensor.annotate %[[U2]]
+// CHECK: return %[[Y1]], %[[Y2]], %[[W2]]
+// Adam: both moments start at zero in the weight's layout; each step
+// updates them and the weight with the step's bias corrections (step 1:
+// 1 - 0.5 = 0.5 and 1 - 0.75 = 0.25; step 2: 0.75 and 0.4375).
+// ADAM-LABEL: func.func @step_train(
+// ADAM: %[[M0F:.*]] = linalg.fill
+// ADAM: %[[M0:.*]] = dtensor.annotate %[[M0F]] layout <@tp, [S(1)]>
+// ADAM: %[[V0F:.*]] = linalg.fill
+// ADAM: %[[V0:.*]] = dtensor.annotate %[[V0F]] layout <@tp, [S(1)]>
+// ADAM: %[[G1:.*]] = dtensor.annotate %{{[0-9]+}} layout <@tp, [S(1)]> : tensor<8x2xf32>
+// ADAM: %[[M1G:.*]] = linalg.generic {{.*}} ins(%[[M0]], %[[G1]] :
+// ADAM: %[[M1:.*]] = dtensor.annotate %[[M1G]]
+// ADAM: %[[V1G:.*]] = linalg.generic {{.*}} ins(%[[V0]], %[[G1]] :
+// ADAM: arith.mulf %{{.*}}, %{{.*}} : f32
+// ADAM: %[[V1:.*]] = dtensor.annotate %[[V1G]]
+// ADAM: linalg.generic {{.*}} ins(%{{.*}}, %[[M1]], %[[V1]] :
+// ADAM: arith.constant 5.000000e-01 : f32
+// ADAM: arith.constant 2.500000e-01 : f32
+// ADAM: arith.constant 1.250000e-01 : f32
+// ADAM: math.sqrt
+// ADAM: ins(%[[M1]], %{{.*}} :
+// ADAM: ins(%[[V1]], %{{.*}} :
+// ADAM: arith.constant 7.500000e-01 : f32
+// ADAM: arith.constant 4.375000e-01 : f32
+// ADAM: return
+// OPT: error: train steps: unknown optimizer 'lion' (expected sgd or adam)
+// NOJOINT: error: train steps: no joint forward + backward function (run dtensor-autodiff first)
+// ZERO: error: train steps: steps must be at least 1, got 0
+// NOTJOINT: error: train steps: @step is not a joint forward + backward function (no 'dtensor.forward_results'; run dtensor-autodiff first)
+// MISSING: error: train steps: no function @nope with a body
+// EXISTS: error: train steps: @step_train already exists
+
+dtensor.mesh @tp shape = [2]
+func.func @step(%x: tensor<4x8xf32>, %w: tensor<8x2xf32> {dtensor.param = "w"})
+    -> tensor<4x2xf32> {
+  %ws = dtensor.annotate %w layout <@tp, [S(1)]> : tensor<8x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %y = linalg.matmul ins(%x, %ws : tensor<4x8xf32>, tensor<8x2xf32>)
+                     outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+//--- errors.mlir
+
+// A function whose result is not one of its arguments' gradients.
+// expected-error @below {{train steps: result 1 is not the gradient of an argument of the same type}}
+func.func @bad(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+    attributes {dtensor.forward_results = 1 : i64} {
+  return %x, %x : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{train steps: argument 1 follows a seed cotangent}}
+func.func @order(%d: tensor<4xf32> {dtensor.cotangent = 0 : i64}, %x: tensor<4xf32>)
+    -> tensor<4xf32> attributes {dtensor.forward_results = 1 : i64} {
+  return %x : tensor<4xf32>
+}
