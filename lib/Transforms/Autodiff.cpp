@@ -293,12 +293,16 @@ public:
   /// (keyed by the joint function's copies); may be empty.
   /// `checkpointed(op)`: whether the backward recomputes `op` instead of
   /// reading its forward results.
+  /// `requestArgumentLayouts`: whether argument gradients are requested in
+  /// their arguments' layouts.
   FunctionDifferentiator(func::FuncOp func, ArrayRef<unsigned> wrt,
                          DenseMap<Value, LayoutAttr> forwardLayouts,
-                         std::function<bool(Operation *)> checkpointed)
+                         std::function<bool(Operation *)> checkpointed,
+                         bool requestArgumentLayouts)
       : func(func), wrt(wrt.begin(), wrt.end()),
         forwardLayouts(std::move(forwardLayouts)),
-        checkpointed(std::move(checkpointed)) {}
+        checkpointed(std::move(checkpointed)),
+        requestArgumentLayouts(requestArgumentLayouts) {}
 
   LogicalResult run();
 
@@ -324,6 +328,7 @@ private:
   DenseMap<Value, Value> cotangents;
   DenseMap<Value, LayoutAttr> forwardLayouts;
   std::function<bool(Operation *)> checkpointed;
+  bool requestArgumentLayouts;
 };
 
 } // namespace
@@ -1075,7 +1080,8 @@ LogicalResult FunctionDifferentiator::run() {
     resultTypes.push_back(argType);
     NamedAttrList attrs;
     attrs.set(kGradOfAttr, builder.getI64IntegerAttr(i));
-    if (LayoutAttr layout = getGradLayout(getArgumentLayout(arg)))
+    if (LayoutAttr layout = getGradLayout(getArgumentLayout(arg));
+        layout && requestArgumentLayouts)
       attrs.set(kLayoutAttrName, layout);
     resultAttrs.push_back(attrs.getDictionary(ctx));
   }
@@ -1197,6 +1203,11 @@ struct AutodiffPass : dtensor::impl::AutodiffPassBase<AutodiffPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (gradLayouts != "argument" && gradLayouts != "free") {
+      module.emitError("autodiff: unknown grad-layouts '")
+          << gradLayouts << "' (expected argument or free)";
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> targets;
     if (functions.empty()) {
@@ -1262,7 +1273,8 @@ struct AutodiffPass : dtensor::impl::AutodiffPassBase<AutodiffPass> {
         });
       };
       if (failed(FunctionDifferentiator(joint, *args, std::move(forwardLayouts),
-                                        checkpointed)
+                                        checkpointed,
+                                        gradLayouts == "argument")
                      .run())) {
         // The diagnostics point into the joint function; drop it.
         symbols.erase(joint);

@@ -29,6 +29,9 @@
 // Shard(0) output's gradient; the input has no gradient).
 // RUN: dtensor-opt %dtensor_src_root/examples/tp_mlp.mlir --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=MLP
 // RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP
+// With grad-layouts=free the norm weight's gradient stays Partial, as after
+// PyTorch's backward(): the backward is then exactly PyTorch's.
+// RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff=grad-layouts=free --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP-FREE
 // RUN: dtensor-opt %dtensor_src_root/examples/attention.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/attention.plan.json --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=ATTN
 // FSDP + TP on a 2x2 mesh: forward, the two FSDP all_gathers over dp and
 // the rowwise all_reduce over tp; backward, one reduce_scatter over dp per
@@ -99,6 +102,12 @@
 // SP-SCHED-NEXT: all_reduce 1 1 128
 // SP-SCHED-NEXT: reduce_scatter 1 1
 // SP-SCHED-NEXT: total 3 3
+
+// SP-FREE-LABEL: comm report for @ffn_block_grad
+// SP-FREE: backward:
+// SP-FREE-NEXT: all_gather 1 0
+// SP-FREE-NEXT: reduce_scatter 1 0
+// SP-FREE-NEXT: total 2 0
 
 // ATTN-LABEL: comm report for @attention_grad
 // ATTN: forward:

@@ -7,6 +7,8 @@
 // RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff | FileCheck %t/mlp.mlir
 // RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff=wrt=1 | FileCheck %t/mlp.mlir --check-prefix=WRT
 // RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff='functions=mlp suffix=_vjp' | FileCheck %t/mlp.mlir --check-prefix=NAMED
+// RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff=grad-layouts=free | FileCheck %t/mlp.mlir --check-prefix=FREE
+// RUN: not dtensor-opt %t/mlp.mlir --dtensor-autodiff=grad-layouts=partial 2>&1 | FileCheck %t/mlp.mlir --check-prefix=BAD-LAYOUTS
 // RUN: dtensor-opt %t/cases.mlir --split-input-file --dtensor-autodiff | FileCheck %t/cases.mlir
 // RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=mlp | FileCheck %t/checkpoint.mlir
 // RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=mlp.act | FileCheck %t/checkpoint.mlir --check-prefix=ACT
@@ -57,6 +59,9 @@
 // CHECK: return %[[YR]], %[[DXR]], %[[DW1C]], %[[DW2R]]
 // WRT-LABEL: func.func @mlp_grad(
 // WRT-SAME: -> (tensor<8x16xf32>, tensor<16x32xf32> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>})
+// FREE-LABEL: func.func @mlp_grad(
+// FREE-SAME: -> (tensor<8x16xf32>, tensor<8x16xf32> {dtensor.grad_of = 0 : i64}, tensor<16x32xf32> {dtensor.grad_of = 1 : i64}, tensor<32x16xf32> {dtensor.grad_of = 2 : i64})
+// BAD-LAYOUTS: error: autodiff: unknown grad-layouts 'partial' (expected argument or free)
 // NAMED-LABEL: func.func @mlp_vjp(
 // NAMED-NOT: func.func
 

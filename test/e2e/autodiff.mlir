@@ -21,6 +21,9 @@
 // RUN: dtensor-opt %t.sp2.in.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff -o %t.sp2.mlir
 // RUN: timeout 120 dtensor-run %t.sp4.mlir -n 4 --entry ffn_block_grad --seed 23 --tolerance 1e-5 | FileCheck %s --check-prefix=SP
 // RUN: timeout 120 dtensor-run %t.sp2.mlir -n 2 --entry ffn_block_grad --seed 24 --tolerance 1e-5 | FileCheck %s --check-prefix=SP
+// With the norm weight's gradient left Partial (grad-layouts=free):
+// RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff=grad-layouts=free -o %t.spfree.mlir
+// RUN: timeout 120 dtensor-run %t.spfree.mlir -n 4 --entry ffn_block_grad --seed 38 --tolerance 1e-5 | FileCheck %s --check-prefix=SP-FREE
 // Scheduled for overlap (async collectives, reordering, bucketing) and
 // fused, the backward included:
 // RUN: timeout 120 dtensor-run %t.sp4.mlir -n 4 --entry ffn_block_grad --seed 33 --tolerance 1e-5 --overlap=default --fuse | FileCheck %s --check-prefix=SP
@@ -89,6 +92,9 @@
 // SP: output #2 tensor<64x32xf32> on @tp [S(0)]: {{.*}} ok
 // SP: output #3 tensor<32x64xf32> on @tp [S(1)]: {{.*}} ok
 // SP: PASS
+
+// SP-FREE: output #1 tensor<32xf32> on @tp [P(sum)]: {{.*}} ok
+// SP-FREE: PASS
 
 // ATTN: @attention_grad on {{[24]}} ranks
 // ATTN-COUNT-5: ok

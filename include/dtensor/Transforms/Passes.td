@@ -98,6 +98,12 @@ def AutodiffPass : Pass<"dtensor-autodiff", "::mlir::ModuleOp"> {
                "indices of the arguments to differentiate with respect to">,
     Option<"suffix", "suffix", "std::string", /*default=*/"\"_grad\"",
            "suffix of the joint function's name">,
+    Option<"gradLayouts", "grad-layouts", "std::string",
+           /*default=*/"\"argument\"",
+           "argument: each argument's gradient is requested in the "
+           "argument's layout (Partial made Replicate); free: argument "
+           "gradients are left as propagation makes them (a Partial "
+           "gradient stays Partial, as after PyTorch's backward())">,
     ListOption<"checkpoint", "checkpoint", "std::string",
                "modules (`dtensor.module` names, and their submodules) whose "
                "forward is recomputed in the backward instead of kept">,
