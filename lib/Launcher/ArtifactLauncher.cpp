@@ -311,6 +311,21 @@ llvm::Error checkReference(const Artifact &artifact,
   return compare(artifact.results, reference.results, "result");
 }
 
+/// `given` (created if missing), or a fresh temporary directory when it is
+/// empty.
+llvm::Expected<std::string> createWorkDir(const std::string &given) {
+  if (!given.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(given))
+      return makeError("cannot create '" + given + "': " + ec.message());
+    return given;
+  }
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("dtensor-launch", dir))
+    return makeError("cannot create a work directory: " + ec.message());
+  return std::string(dir);
+}
+
 /// What rank 0 wrote after comparing ("PASS" or "FAIL"), or "" if it did
 /// not get that far: exit code 1 means a mismatch only with "FAIL" there
 /// (a runtime error may exit 1 too).
@@ -637,18 +652,13 @@ int Rank::run(int *argc, char ***argv) {
   // The work directory all ranks share.
   workDir = options.workDir;
   bool ownWorkDir = workDir.empty();
-  if (ownWorkDir) {
-    if (world != 1)
-      return error("ranks started by another launcher need a shared "
-                   "--work-dir");
-    llvm::SmallString<128> dir;
-    if (std::error_code ec =
-            llvm::sys::fs::createUniqueDirectory("dtensor-launch", dir))
-      return error("cannot create a work directory: " + ec.message());
-    workDir = std::string(dir);
-  } else if (std::error_code ec = llvm::sys::fs::create_directories(workDir)) {
-    return error("cannot create '" + workDir + "': " + ec.message());
-  }
+  if (ownWorkDir && world != 1)
+    return error("ranks started by another launcher need a shared "
+                 "--work-dir");
+  llvm::Expected<std::string> created = createWorkDir(workDir);
+  if (!created)
+    return error(created.takeError());
+  workDir = *created;
   llvm::scope_exit cleanup([&] {
     if (ownWorkDir && !options.keepWorkDir)
       llvm::sys::fs::remove_directories(workDir);
@@ -660,9 +670,7 @@ int Rank::run(int *argc, char ***argv) {
   if (rank == 0) {
     // A reused work directory must not hand a stale verdict to the parent.
     llvm::sys::fs::remove(path("verdict"));
-    std::random_device device;
-    seed = options.seed ? *options.seed
-                        : (uint64_t(device()) << 32) ^ device();
+    seed = options.seed ? *options.seed : makeFreshSeed();
     if (llvm::Error e = writeInputs(seed))
       status = error(std::move(e));
   }
@@ -765,18 +773,12 @@ int mlir::dtensor::launchArtifact(const ArtifactLaunchOptions &options,
   if (artifact->unsharded && options.nproc != 1)
     return error("'" + options.artifact +
                  "' is unsharded: run it with --nproc 1");
-  std::random_device device;
-  uint64_t seed =
-      options.seed ? *options.seed : (uint64_t(device()) << 32) ^ device();
-  std::string workDir = options.workDir;
-  bool ownWorkDir = workDir.empty();
-  if (ownWorkDir) {
-    llvm::SmallString<128> dir;
-    if (std::error_code ec =
-            llvm::sys::fs::createUniqueDirectory("dtensor-launch", dir))
-      return error("cannot create a work directory: " + ec.message());
-    workDir = std::string(dir);
-  }
+  uint64_t seed = options.seed ? *options.seed : makeFreshSeed();
+  llvm::Expected<std::string> created = createWorkDir(options.workDir);
+  if (!created)
+    return error(llvm::toString(created.takeError()));
+  std::string workDir = *created;
+  bool ownWorkDir = options.workDir.empty();
   llvm::scope_exit cleanup([&] {
     if (ownWorkDir && !options.keepWorkDir)
       llvm::sys::fs::remove_directories(workDir);

@@ -451,9 +451,7 @@ int Driver::run() {
   if (llvm::Error e = selectEntry(original))
     return error(std::move(e));
 
-  std::random_device device;
-  uint64_t seed =
-      options.seed ? *options.seed : (uint64_t(device()) << 32) ^ device();
+  uint64_t seed = options.seed ? *options.seed : makeFreshSeed();
   if (llvm::Error e = makeInputs(seed))
     return error(std::move(e));
   if (llvm::Error e = makeWorkDir())

@@ -309,3 +309,8 @@ mlir::dtensor::readInputNpy(int64_t index, llvm::StringRef file,
             ", the argument is " + describeTensorType(type, shape));
   return castHostTensor(*loaded, type);
 }
+
+uint64_t mlir::dtensor::makeFreshSeed() {
+  std::random_device device;
+  return (uint64_t(device()) << 32) ^ device();
+}

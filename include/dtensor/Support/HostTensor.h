@@ -59,6 +59,8 @@ llvm::Error writeNpy(llvm::StringRef path, const HostTensor &tensor);
 /// --seed, so one seed gives the same inputs in both.
 HostTensor makeRandomTensor(ElementType type, llvm::ArrayRef<int64_t> shape,
                             std::mt19937_64 &rng, int64_t integerBound);
+/// A fresh seed from the system's entropy, for runs given no --seed.
+uint64_t makeFreshSeed();
 
 /// "tensor<8x16xf32>".
 std::string describeTensorType(ElementType type, llvm::ArrayRef<int64_t> shape);
