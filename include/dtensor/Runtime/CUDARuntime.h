@@ -9,7 +9,13 @@
 |*   [Bt,K,N] -> [Bt,M,N]. A and B may be transposed views (unit stride on   *|
 |*   either of their last two dimensions); C must be dense row-major.        *|
 |*   bf16 and f16 accumulate in f32; f32 computes in f32 (TF32 only with     *|
-|*   DTENSOR_MATMUL_TF32=1).                                                  *|
+|*   DTENSOR_MATMUL_TF32=1). The algorithm of each shape is autotuned on    *|
+|*   its first call (docs/runtime.md: DTENSOR_MATMUL_AUTOTUNE,               *|
+|*   DTENSOR_MATMUL_CACHE).                                                   *|
+|*                                                                            *|
+|* - dtensor_rt_matmul_best_ms: the floor of a matmul shape for benchmarks. *|
+|*                                                                            *|
+|* - dtensor_rt_graph_*: CUDA graphs of the compute stream (Graph.cpp).     *|
 |*                                                                            *|
 |* - the mgpu* host functions that MLIR's gpu-to-llvm output calls, with     *|
 |*   upstream's signatures. mgpuStreamCreate returns the rank's compute      *|
@@ -39,6 +45,37 @@ void dtensor_rt_matmul_f16(void *ctx, int64_t aRank, void *a, int64_t bRank,
 void dtensor_rt_matmul_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
                            void *b, int64_t cRank, void *c,
                            int64_t accumulate);
+
+/* The fastest time, in ms, of C[M,N] = A[M,K].B[K,N] on the device
+   buffers a, b, c (dense row-major, `batch` of them back to back) over the
+   first `candidates` algorithms cuBLASLt's heuristic returns, each the
+   median of `repeats` timed runs after a warm-up; C is overwritten. `type`
+   is 0 (f32), 1 (f16) or 2 (bf16). Negative when no algorithm ran. */
+float dtensor_rt_matmul_best_ms(void *ctx, int32_t type, int64_t batch,
+                                int64_t m, int64_t n, int64_t k, void *a,
+                                void *b, void *c, int32_t candidates,
+                                int32_t repeats);
+
+/* The rank's compute stream (a CUstream): every kernel, matmul and
+   collective of compiled code is ordered on it. A host framework may wrap
+   it (torch.cuda.ExternalStream) to order its own work with the program. */
+void *dtensor_rt_cuda_stream(void *ctx);
+
+/* The most device memory the program's allocations (stream-ordered, the
+   device's default pool) held at once since the last reset, in bytes;
+   `reset` non-zero starts a new measurement. */
+uint64_t dtensor_rt_cuda_peak_bytes(void *ctx, int32_t reset);
+
+/* CUDA graphs. dtensor_rt_graph_begin starts capturing the compute stream;
+   everything enqueued until dtensor_rt_graph_end (kernels, matmuls,
+   allocations, collectives) becomes one instantiated graph, replayed by
+   dtensor_rt_graph_launch with one host call. Run a program once before
+   capturing it (first calls build matmul plans). Allocations the graph
+   does not free (results) are freed at its next launch. */
+void dtensor_rt_graph_begin(void *ctx);
+void *dtensor_rt_graph_end(void *ctx);
+void dtensor_rt_graph_launch(void *ctx, void *graph);
+void dtensor_rt_graph_destroy(void *ctx, void *graph);
 
 /* CUmodule, CUfunction, CUstream and CUevent as opaque pointers. */
 void *mgpuModuleLoad(void *data, size_t gpuBlobSize);

@@ -48,6 +48,7 @@ namespace dtensor::rt::cuda {
   X(cuMemAllocAsync)                                                           \
   X(cuDeviceGetDefaultMemPool)                                                 \
   X(cuMemPoolSetAttribute)                                                     \
+  X(cuMemPoolGetAttribute)                                                     \
   X(cuMemFreeAsync)                                                            \
   X(cuMemAllocManaged)                                                         \
   X(cuPointerGetAttribute)                                                     \
@@ -66,6 +67,13 @@ namespace dtensor::rt::cuda {
   X(cuEventQuery)                                                              \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)                                                        \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuStreamIsCapturing)                                                       \
+  X(cuGraphInstantiateWithFlags)                                               \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphDestroy)                                                            \
   X(cuModuleLoadData)                                                          \
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \

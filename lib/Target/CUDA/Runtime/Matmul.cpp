@@ -13,10 +13,15 @@
 // into a dense stage first (Kernels.h).
 //
 // Plans. Per (type, shapes, strides, transposes, pointer alignments,
-// accumulate) the descriptors and the algorithm are built once and cached:
-// the heuristic's first choice, or with DTENSOR_MATMUL_AUTOTUNE=1 the
-// fastest of its first 8 (each timed once per plan, on a scratch output so
-// that C is untouched). Workspace: 32 MiB, allocated once.
+// accumulate) the descriptors and the algorithm are built once and cached.
+// The algorithm is autotuned: the fastest of the heuristic's first 16
+// candidates, each timed (median of 3 after a warm-up) on a scratch output
+// so that C is untouched. DTENSOR_MATMUL_AUTOTUNE=0 takes the heuristic's
+// first choice instead. DTENSOR_MATMUL_CACHE=<file> keeps the choices
+// across processes: read at the first matmul (entries of another cuBLASLt
+// version or GPU are ignored), each new choice appended; a cached
+// algorithm that cuBLASLt no longer accepts for its shape is tuned again.
+// Workspace: 32 MiB, allocated once.
 //
 // Precision: bf16 and f16 inputs and outputs, f32 accumulation
 // (CUBLAS_COMPUTE_32F); f32 in CUBLAS_COMPUTE_32F, which excludes TF32,
@@ -40,13 +45,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
+#include <vector>
+#include <cstdio>
 
 namespace dtensor::rt::cuda {
 
 namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
-constexpr int kAutotuneCandidates = 8;
+constexpr int kAutotuneCandidates = 16;
+constexpr int kAutotuneRepeats = 3;
 
 void checkLt(cublasStatus_t status, const char *op, const char *call) {
   if (status == CUBLAS_STATUS_SUCCESS)
@@ -58,10 +66,12 @@ void checkLt(cublasStatus_t status, const char *op, const char *call) {
 
 #define DTENSOR_LT(op, call, ...) checkLt(call(__VA_ARGS__), op, #call)
 
-bool envFlag(const char *name) {
+bool envIs(const char *name, const char *expected) {
   const char *value = std::getenv(name);
-  return value && std::string(value) == "1";
+  return value && std::string(value) == expected;
 }
+
+bool envFlag(const char *name) { return envIs(name, "1"); }
 
 /// The largest power of two up to 256 dividing `p`.
 uint32_t alignmentOf(const void *p) {
@@ -84,7 +94,83 @@ struct MatmulState {
   cublasLtHandle_t handle = nullptr;
   void *workspace = nullptr;
   std::unordered_map<std::string, Plan> plans;
+  /// DTENSOR_MATMUL_CACHE: its path, the identity line of this process
+  /// (cuBLASLt version, device), and the algorithms read from it by key.
+  std::string cachePath, cacheIdentity;
+  std::unordered_map<std::string, cublasLtMatmulAlgo_t> cached;
 };
+
+/// "# dtensor matmul algorithms: cublasLt <version>, <device name>".
+std::string cacheIdentity(DeviceState &dev) {
+  char name[256] = {0};
+  driver("matmul").cuDeviceGetName(name, sizeof(name) - 1, dev.device);
+  return "# dtensor matmul algorithms: cublasLt " +
+         std::to_string(cublasLtGetVersion()) + ", " + name;
+}
+
+/// Reads the cache file: an identity line, then "<key> <16 hex words>"
+/// per line. A file of another identity, or one that does not parse, is
+/// ignored (and rewritten by the next choice).
+void readCache(MatmulState &st) {
+  std::FILE *file = std::fopen(st.cachePath.c_str(), "r");
+  if (!file)
+    return;
+  char line[1024];
+  bool first = true, same = false;
+  while (std::fgets(line, sizeof(line), file)) {
+    std::string text(line);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+      text.pop_back();
+    if (first) {
+      same = text == st.cacheIdentity;
+      first = false;
+      if (!same)
+        break;
+      continue;
+    }
+    size_t space = text.find(' ');
+    if (space == std::string::npos)
+      continue;
+    cublasLtMatmulAlgo_t algo{};
+    const char *cursor = text.c_str() + space;
+    bool ok = true;
+    for (uint64_t &word : algo.data) {
+      char *end = nullptr;
+      word = std::strtoull(cursor, &end, 16);
+      ok = ok && end != cursor;
+      cursor = end;
+    }
+    if (ok)
+      st.cached[text.substr(0, space)] = algo;
+  }
+  std::fclose(file);
+  if (!same)
+    st.cached.clear();
+}
+
+void appendCache(MatmulState &st, const std::string &key,
+                 const cublasLtMatmulAlgo_t &algo) {
+  if (st.cachePath.empty())
+    return;
+  bool fresh = st.cached.empty();
+  std::FILE *file = std::fopen(st.cachePath.c_str(), fresh ? "w" : "a");
+  if (!file) {
+    std::fprintf(stderr,
+                 "dtensor runtime: warning: cannot write the matmul cache "
+                 "'%s'\n",
+                 st.cachePath.c_str());
+    st.cachePath.clear();
+    return;
+  }
+  if (fresh)
+    std::fprintf(file, "%s\n", st.cacheIdentity.c_str());
+  std::fprintf(file, "%s", key.c_str());
+  for (uint64_t word : algo.data)
+    std::fprintf(file, " %llx", static_cast<unsigned long long>(word));
+  std::fprintf(file, "\n");
+  std::fclose(file);
+  st.cached[key] = algo;
+}
 
 MatmulState &matmulState(const char *op) {
   static MatmulState state;
@@ -97,8 +183,186 @@ MatmulState &matmulState(const char *op) {
       cudaFatal(op, "cuMemAlloc of the " + std::to_string(kWorkspaceBytes) +
                         "-byte matmul workspace failed: " + describe(rc));
     state.workspace = reinterpret_cast<void *>(ws);
+    if (const char *path = std::getenv("DTENSOR_MATMUL_CACHE");
+        path && *path) {
+      state.cachePath = path;
+      state.cacheIdentity = cacheIdentity(device(op));
+      readCache(state);
+    }
   }
   return state;
+}
+
+/// The descriptors of one GEMM (the algorithm is chosen apart).
+Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
+              const char *op) {
+  Plan p;
+  cublasComputeType_t compute =
+      tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  DTENSOR_LT(op, cublasLtMatmulDescCreate, &p.desc, compute, CUDA_R_32F);
+  cublasOperation_t opA = g.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = g.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
+             CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
+  DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
+             CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
+  DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutA, dataType, g.a.rows,
+             g.a.cols, g.a.ld);
+  DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutB, dataType, g.b.rows,
+             g.b.cols, g.b.ld);
+  DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutC, dataType, g.m, g.n,
+             g.ldc);
+  if (g.batch > 1) {
+    int32_t count = static_cast<int32_t>(g.batch);
+    struct {
+      cublasLtMatrixLayout_t layout;
+      int64_t stride;
+    } batched[] = {{p.layoutA, g.a.batchStride},
+                   {p.layoutB, g.b.batchStride},
+                   {p.layoutC, g.batchStrideC}};
+    for (auto &entry : batched) {
+      DTENSOR_LT(op, cublasLtMatrixLayoutSetAttribute, entry.layout,
+                 CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+      DTENSOR_LT(op, cublasLtMatrixLayoutSetAttribute, entry.layout,
+                 CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &entry.stride,
+                 sizeof(entry.stride));
+    }
+  }
+  return p;
+}
+
+void destroyPlan(Plan &p) {
+  cublasLtMatrixLayoutDestroy(p.layoutA);
+  cublasLtMatrixLayoutDestroy(p.layoutB);
+  cublasLtMatrixLayoutDestroy(p.layoutC);
+  cublasLtMatmulDescDestroy(p.desc);
+}
+
+/// The search preference: the workspace, and the alignments of our A, B
+/// and C (cuBLASLt's B, A and C/D).
+cublasLtMatmulPreference_t makePreference(const void *a, const void *b,
+                                          const void *c, const char *op) {
+  cublasLtMatmulPreference_t pref = nullptr;
+  DTENSOR_LT(op, cublasLtMatmulPreferenceCreate, &pref);
+  uint64_t wsBytes = kWorkspaceBytes;
+  DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref,
+             CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes,
+             sizeof(wsBytes));
+  uint32_t alignA = alignmentOf(b), alignB = alignmentOf(a),
+           alignC = alignmentOf(c);
+  struct {
+    cublasLtMatmulPreferenceAttributes_t attribute;
+    uint32_t *value;
+  } alignments[] = {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA},
+                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB},
+                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC},
+                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC}};
+  for (auto &entry : alignments)
+    DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref,
+               entry.attribute, entry.value, sizeof(uint32_t));
+  return pref;
+}
+
+/// Times `algo` computing D = A.B (+ beta C): the median of `repeats` runs
+/// after a warm-up, in ms; negative if cuBLASLt refuses it.
+float timeAlgorithm(MatmulState &st, const Plan &p,
+                    const cublasLtMatmulAlgo_t &algo, const void *a,
+                    const void *b, const void *c, void *d, float beta,
+                    int repeats, const char *op) {
+  DeviceState &dev = device(op);
+  float alpha = 1.0f;
+  std::vector<CUevent> events(2 * repeats);
+  for (CUevent &event : events)
+    DTENSOR_CU(op, cuEventCreate, &event, CU_EVENT_DEFAULT);
+  bool ok = true;
+  for (int rep = -1; rep < repeats && ok; ++rep) {
+    if (rep >= 0)
+      DTENSOR_CU(op, cuEventRecord, events[2 * rep], dev.compute);
+    // cuBLASLt's A is our B, its B our A (C^T = B^T A^T).
+    ok = cublasLtMatmul(st.handle, p.desc, &alpha, b, p.layoutA, a,
+                        p.layoutB, &beta, c, p.layoutC, d, p.layoutC, &algo,
+                        st.workspace, kWorkspaceBytes,
+                        dev.compute) == CUBLAS_STATUS_SUCCESS;
+    if (rep >= 0)
+      DTENSOR_CU(op, cuEventRecord, events[2 * rep + 1], dev.compute);
+  }
+  std::vector<float> times;
+  if (ok) {
+    DTENSOR_CU(op, cuEventSynchronize, events.back());
+    for (int rep = 0; rep < repeats; ++rep) {
+      float ms = 0;
+      DTENSOR_CU(op, cuEventElapsedTime, &ms, events[2 * rep],
+                 events[2 * rep + 1]);
+      times.push_back(ms);
+    }
+  }
+  for (CUevent event : events)
+    DTENSOR_CU(op, cuEventDestroy, event);
+  if (!ok)
+    return -1;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// The heuristic's first `wanted` candidates for `p` (at least one, else
+/// fatal naming `key`).
+std::vector<cublasLtMatmulHeuristicResult_t>
+candidates(MatmulState &st, const Plan &p, cublasLtMatmulPreference_t pref,
+           int wanted, const std::string &key, const char *op) {
+  std::vector<cublasLtMatmulHeuristicResult_t> results(wanted);
+  int returned = 0;
+  DTENSOR_LT(op, cublasLtMatmulAlgoGetHeuristic, st.handle, p.desc, p.layoutA,
+             p.layoutB, p.layoutC, p.layoutC, pref, wanted, results.data(),
+             &returned);
+  if (returned == 0)
+    cudaFatal(op, "cuBLASLt has no algorithm for " + key);
+  results.resize(returned);
+  return results;
+}
+
+/// The fastest candidate, timed into a scratch output (C untouched), or
+/// the heuristic's first choice when not autotuning; recorded in the cache.
+cublasLtMatmulAlgo_t chooseAlgorithm(MatmulState &st, const Plan &p,
+                                     cublasLtMatmulPreference_t pref,
+                                     const void *a, const void *b,
+                                     const void *c, size_t cBytes, float beta,
+                                     bool autotune, const std::string &key,
+                                     const char *op) {
+  std::vector<cublasLtMatmulHeuristicResult_t> results = candidates(
+      st, p, pref, autotune ? kAutotuneCandidates : 1, key, op);
+  cublasLtMatmulAlgo_t best = results[0].algo;
+  if (!autotune)
+    return best;
+  if (results.size() > 1) {
+    void *scratch = allocAsync(cBytes, op, "autotune scratch");
+    float bestMs = -1;
+    for (const cublasLtMatmulHeuristicResult_t &r : results) {
+      float ms = timeAlgorithm(st, p, r.algo, a, b, c, scratch, beta,
+                               kAutotuneRepeats, op);
+      if (ms >= 0 && (bestMs < 0 || ms < bestMs)) {
+        bestMs = ms;
+        best = r.algo;
+      }
+    }
+    freeAsync(scratch, op);
+  }
+  appendCache(st, key, best);
+  return best;
+}
+
+/// The cached algorithm of `key`, if cuBLASLt accepts it for `p`.
+bool lookupCache(MatmulState &st, const std::string &key, Plan &p,
+                 const char *op) {
+  auto it = st.cached.find(key);
+  if (it == st.cached.end())
+    return false;
+  cublasLtMatmulHeuristicResult_t check{};
+  if (cublasLtMatmulAlgoCheck(st.handle, p.desc, p.layoutA, p.layoutB,
+                              p.layoutC, p.layoutC, &it->second,
+                              &check) != CUBLAS_STATUS_SUCCESS)
+    return false;
+  p.algo = it->second;
+  return true;
 }
 
 /// Decodes a rank-2 or rank-3 operand into a [batch, rows, cols] view.
@@ -179,7 +443,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   int64_t strideA = batch > 1 ? av.strides[0] : 0;
   int64_t strideB = batch > 1 ? bv.strides[0] : 0;
   bool tf32 = elemType == ElemType::F32 && envFlag("DTENSOR_MATMUL_TF32");
-  bool autotune = envFlag("DTENSOR_MATMUL_AUTOTUNE");
+  bool autotune = !envIs("DTENSOR_MATMUL_AUTOTUNE", "0");
 
   MatmulState &st = matmulState(op);
   std::string key = std::to_string(static_cast<int>(dataType));
@@ -193,103 +457,17 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   auto found = st.plans.find(key);
   float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   if (found == st.plans.end()) {
-    Plan p;
-    cublasComputeType_t compute =
-        tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    DTENSOR_LT(op, cublasLtMatmulDescCreate, &p.desc, compute, CUDA_R_32F);
     // cuBLASLt's A is our B, its B our A (C^T = B^T A^T); Layouts.h.
-    GemmPlan g =
-        planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB);
-    cublasOperation_t opA = g.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasOperation_t opB = g.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
-    DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
-               CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
-    DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
-               CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
-    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutA, dataType, g.a.rows,
-               g.a.cols, g.a.ld);
-    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutB, dataType, g.b.rows,
-               g.b.cols, g.b.ld);
-    DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutC, dataType, g.m, g.n,
-               g.ldc);
-    if (g.batch > 1) {
-      int32_t count = static_cast<int32_t>(g.batch);
-      struct {
-        cublasLtMatrixLayout_t layout;
-        int64_t stride;
-      } batched[] = {{p.layoutA, g.a.batchStride},
-                     {p.layoutB, g.b.batchStride},
-                     {p.layoutC, g.batchStrideC}};
-      for (auto &entry : batched) {
-        DTENSOR_LT(op, cublasLtMatrixLayoutSetAttribute, entry.layout,
-                   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
-        DTENSOR_LT(op, cublasLtMatrixLayoutSetAttribute, entry.layout,
-                   CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &entry.stride,
-                   sizeof(entry.stride));
-      }
-    }
-    cublasLtMatmulPreference_t pref = nullptr;
-    DTENSOR_LT(op, cublasLtMatmulPreferenceCreate, &pref);
-    uint64_t wsBytes = kWorkspaceBytes;
-    DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref,
-               CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes,
-               sizeof(wsBytes));
-    uint32_t alignA = alignmentOf(bv.data), alignB = alignmentOf(av.data),
-             alignC = alignmentOf(cv.data);
-    DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref,
-               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA,
-               sizeof(alignA));
-    DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref,
-               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB,
-               sizeof(alignB));
-    DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref,
-               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC,
-               sizeof(alignC));
-    DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref,
-               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC,
-               sizeof(alignC));
-    cublasLtMatmulHeuristicResult_t results[kAutotuneCandidates] = {};
-    int returned = 0;
-    DTENSOR_LT(op, cublasLtMatmulAlgoGetHeuristic, st.handle, p.desc, p.layoutA,
-               p.layoutB, p.layoutC, p.layoutC, pref,
-               autotune ? kAutotuneCandidates : 1, results, &returned);
+    Plan p = makePlan(
+        dataType, tf32,
+        planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB),
+        op);
+    cublasLtMatmulPreference_t pref =
+        makePreference(av.data, bv.data, cv.data, op);
+    if (!(autotune && lookupCache(st, key, p, op)))
+      p.algo = chooseAlgorithm(st, p, pref, av.data, bv.data, cv.data,
+                               cv.getNumBytes(), beta, autotune, key, op);
     cublasLtMatmulPreferenceDestroy(pref);
-    if (returned == 0)
-      cudaFatal(op, "cuBLASLt has no algorithm for A " + formatShape(av.sizes) +
-                        ", B " + formatShape(bv.sizes) + " (" + key + ")");
-    p.algo = results[0].algo;
-    if (autotune && returned > 1) {
-      // Time each candidate once, into a scratch D so C stays as it is.
-      void *scratch = allocAsync(cv.getNumBytes(), op, "autotune scratch");
-      CUevent startEv = nullptr, stopEv = nullptr;
-      DTENSOR_CU(op, cuEventCreate, &startEv, CU_EVENT_DEFAULT);
-      DTENSOR_CU(op, cuEventCreate, &stopEv, CU_EVENT_DEFAULT);
-      float best = -1;
-      for (int i = 0; i < returned; ++i) {
-        float ms = 0;
-        bool ok = true;
-        for (int rep = 0; rep < 2 && ok; ++rep) { // warm-up, then timed
-          DTENSOR_CU(op, cuEventRecord, startEv, dev.compute);
-          ok = cublasLtMatmul(st.handle, p.desc, &alpha, bv.data, p.layoutA,
-                              av.data, p.layoutB, &beta, cv.data, p.layoutC,
-                              scratch, p.layoutC, &results[i].algo,
-                              st.workspace, kWorkspaceBytes,
-                              dev.compute) == CUBLAS_STATUS_SUCCESS;
-          DTENSOR_CU(op, cuEventRecord, stopEv, dev.compute);
-        }
-        if (!ok)
-          continue;
-        DTENSOR_CU(op, cuEventSynchronize, stopEv);
-        DTENSOR_CU(op, cuEventElapsedTime, &ms, startEv, stopEv);
-        if (best < 0 || ms < best) {
-          best = ms;
-          p.algo = results[i].algo;
-        }
-      }
-      DTENSOR_CU(op, cuEventDestroy, startEv);
-      DTENSOR_CU(op, cuEventDestroy, stopEv);
-      freeAsync(scratch, op);
-    }
     found = st.plans.emplace(key, p).first;
   }
   const Plan &p = found->second;
@@ -300,11 +478,52 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     freeAsync(stage, op);
 }
 
+/// dtensor_rt_matmul_best_ms: dense row-major operands, every candidate
+/// timed (not cached: a benchmark wants the floor, not a plan).
+float bestMatmulMs(void *ctx, int32_t type, int64_t batch, int64_t m,
+                   int64_t n, int64_t k, void *a, void *b, void *c,
+                   int32_t wanted, int32_t repeats) {
+  const char *op = "matmul_best_ms";
+  DeviceState &dev = device(op);
+  if (ctx != &dev)
+    cudaFatal(op, "context argument is not dtensor_rt_context() of this "
+                  "process");
+  static const cudaDataType_t types[] = {CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF};
+  if (type < 0 || type > 2)
+    cudaFatal(op, "type " + std::to_string(type) +
+                      " is not 0 (f32), 1 (f16) or 2 (bf16)");
+  if (batch < 1 || m < 1 || n < 1 || k < 1 || batch > INT32_MAX ||
+      m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || wanted < 1 ||
+      repeats < 1)
+    cudaFatal(op, "sizes and counts must be positive and below 2^31");
+  Orientation rowMajorA{false, k}, rowMajorB{false, n};
+  MatmulState &st = matmulState(op);
+  Plan p = makePlan(types[type], /*tf32=*/false,
+                    planGemm(batch, m, k, n, rowMajorA, m * k, rowMajorB,
+                             k * n),
+                    op);
+  cublasLtMatmulPreference_t pref = makePreference(a, b, c, op);
+  std::string what = "A [" + std::to_string(batch) + "," + std::to_string(m) +
+                     "," + std::to_string(k) + "] B [.., " +
+                     std::to_string(n) + "]";
+  float best = -1;
+  for (const cublasLtMatmulHeuristicResult_t &r :
+       candidates(st, p, pref, wanted, what, op)) {
+    float ms = timeAlgorithm(st, p, r.algo, a, b, c, c, 0.0f, repeats, op);
+    if (ms >= 0 && (best < 0 || ms < best))
+      best = ms;
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  destroyPlan(p);
+  return best;
+}
+
 } // namespace
 
 } // namespace dtensor::rt::cuda
 
 using dtensor::rt::ElemType;
+using dtensor::rt::cuda::bestMatmulMs;
 using dtensor::rt::cuda::matmul;
 
 extern "C" {
@@ -328,6 +547,14 @@ void dtensor_rt_matmul_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
                            int64_t accumulate) {
   matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_f32", aRank, a, bRank, b,
          cRank, c, accumulate);
+}
+
+float dtensor_rt_matmul_best_ms(void *ctx, int32_t type, int64_t batch,
+                                int64_t m, int64_t n, int64_t k, void *a,
+                                void *b, void *c, int32_t candidates,
+                                int32_t repeats) {
+  return bestMatmulMs(ctx, type, batch, m, n, k, a, b, c, candidates,
+                      repeats);
 }
 
 } // extern "C"
