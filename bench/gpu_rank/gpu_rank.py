@@ -28,6 +28,7 @@ import ctypes
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -102,7 +103,7 @@ class Call:
 
     def free(self):
         for r in self.outputs():
-            self.rt.mgpuMemFree(r.allocated, None)
+            self.rt.dtensor_rt_buffer_free(r.allocated)
 
 
 def as_tensor(desc, shape, dtype):
@@ -116,6 +117,11 @@ def as_tensor(desc, shape, dtype):
         "data": (desc.aligned + desc.offset * 2, False), "version": 2}
     t = torch.as_tensor(v, device="cuda")
     return t.view(dtype) if dtype != torch.float32 else t
+
+
+def trace(message):
+    if os.environ.get("GPU_RANK_TRACE"):
+        print("gpu_rank:", message, file=sys.stderr, flush=True)
 
 
 # --- timing -------------------------------------------------------------------
@@ -261,10 +267,10 @@ def main():
         ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64,
         ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
         ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32]
-    runtime.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    runtime.dtensor_rt_buffer_free.argtypes = [ctypes.c_void_p]
 
-    names = sorted(n[:-3] for n in os.listdir(a.dir)
-                   if n.endswith(".so") and n.count("_T") == 1)
+    pattern = re.compile(r"^(\w+)_T(\d+)_TP(\d+)\.so$")
+    names = sorted(n[:-3] for n in os.listdir(a.dir) if pattern.match(n))
     if a.only:
         names = [n for n in names if n in a.only.split(",")]
     torch.cuda.init()
@@ -272,8 +278,8 @@ def main():
     ctx = stream = None
     rows, mm_cache = [], {}
     for name in names:
-        block, rest = name.split("_T")
-        T, tp = (int(x) for x in rest.split("_TP"))
+        block, T, tp = pattern.match(name + ".so").groups()
+        T, tp = int(T), int(tp)
         art = Artifact(os.path.join(a.dir, name + ".so"), runtime)
         if not initialised:
             argc = ctypes.c_int(0)
@@ -301,8 +307,11 @@ def main():
                 return worst
 
             # numerics (first call), then timing
+            trace(f"{name}: first call")
             call()
             torch.cuda.synchronize()
+            trace(f"{name}: first call done; results at " +
+                  ", ".join(hex(d.allocated or 0) for d in call.outputs()))
             err = errors(call.outputs())
             call.free()
             torch.cuda.synchronize()

@@ -11,6 +11,8 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -20,6 +22,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
 #include <numeric>
 
 namespace mlir::dtensor {
@@ -241,6 +246,195 @@ static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
   rewriter.eraseOp(op);
 }
 
+/// The lanes of a warp: a row reduction is spread over one warp.
+constexpr int64_t kWarp = 32;
+
+/// The value `kind` starts a reduction from, if `combiner` is an arith op
+/// this lowering knows the identity of.
+static std::optional<TypedAttr> identityOf(Operation *combiner) {
+  Type type = combiner->getResult(0).getType();
+  auto floatType = dyn_cast<FloatType>(type);
+  auto intType = dyn_cast<IntegerType>(type);
+  auto real = [&](double value) -> std::optional<TypedAttr> {
+    if (!floatType)
+      return std::nullopt;
+    return TypedAttr(FloatAttr::get(floatType, value));
+  };
+  auto integer = [&](APInt value) -> std::optional<TypedAttr> {
+    if (!intType)
+      return std::nullopt;
+    return TypedAttr(IntegerAttr::get(intType, value));
+  };
+  unsigned width = type.getIntOrFloatBitWidth();
+  double inf = std::numeric_limits<double>::infinity();
+  return llvm::TypeSwitch<Operation *, std::optional<TypedAttr>>(combiner)
+      .Case<arith::AddFOp>([&](auto) { return real(0.0); })
+      .Case<arith::MulFOp>([&](auto) { return real(1.0); })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](auto) { return real(-inf); })
+      .Case<arith::MinimumFOp, arith::MinNumFOp>([&](auto) { return real(inf); })
+      .Case<arith::AddIOp, arith::OrIOp, arith::XOrIOp>(
+          [&](auto) { return integer(APInt::getZero(width)); })
+      .Case<arith::MulIOp>([&](auto) { return integer(APInt(width, 1)); })
+      .Case<arith::AndIOp>([&](auto) { return integer(APInt::getAllOnes(width)); })
+      .Case<arith::MaxSIOp>(
+          [&](auto) { return integer(APInt::getSignedMinValue(width)); })
+      .Case<arith::MinSIOp>(
+          [&](auto) { return integer(APInt::getSignedMaxValue(width)); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The combiner of a row reduction that one warp can compute, if `op` is
+/// one: a single output on buffers indexed by the leading (parallel) loops
+/// in order, all reduction loops trailing, static sizes with at least a
+/// warp's worth of elements per row, and a body `yield combiner(acc, f(ins))`
+/// whose accumulator (32 bits, a shuffle's width) is used by the combiner
+/// only, the combiner an associative and commutative arith op.
+static Operation *warpReducible(linalg::LinalgOp op, int64_t blockSize) {
+  if (blockSize % kWarp || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 || !op.hasPureBufferSemantics())
+    return nullptr;
+  unsigned parallel = op.getNumParallelLoops();
+  for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    if ((i < parallel) != (type == utils::IteratorType::parallel))
+      return nullptr;
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  if (llvm::any_of(loops, ShapedType::isDynamic))
+    return nullptr;
+  int64_t reduced = 1;
+  for (int64_t size : ArrayRef(loops).drop_front(parallel))
+    reduced *= size;
+  if (reduced < 2 * kWarp)
+    return nullptr;
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap initMap = op.getMatchingIndexingMap(init);
+  if (!isa<MemRefType>(init->get().getType()) ||
+      initMap.getNumResults() != parallel)
+    return nullptr;
+  for (unsigned i = 0; i < parallel; ++i)
+    if (initMap.getResult(i) != getAffineDimExpr(i, op.getContext()))
+      return nullptr;
+  Block *body = op.getBlock();
+  BlockArgument acc = body->getArgument(init->getOperandNumber());
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  if (yield.getNumOperands() != 1 || !acc.hasOneUse())
+    return nullptr;
+  Operation *combiner = yield.getOperand(0).getDefiningOp();
+  if (!combiner || combiner->getBlock() != body ||
+      combiner->getNumOperands() != 2 || combiner->getNumResults() != 1 ||
+      *acc.getUsers().begin() != combiner ||
+      combiner->getResult(0).getType() != acc.getType() ||
+      !acc.getType().isIntOrFloat() ||
+      acc.getType().getIntOrFloatBitWidth() != 32 || !identityOf(combiner))
+    return nullptr;
+  for (Operation &nested : body->without_terminator())
+    if (nested.getNumRegions())
+      return nullptr;
+  return combiner;
+}
+
+/// `op` as a flat parallel loop over rows x 32 lanes: lane l of a row folds
+/// the row's elements l, l + 32, ... (consecutive lanes read consecutive
+/// elements: coalesced), the warp combines its lanes with shuffles, and
+/// lane 0 folds the result into the output element. Rows never straddle a
+/// warp (blocks are whole warps), so every shuffle sees its 32 lanes.
+static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
+                       Operation *combiner) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  unsigned parallel = op.getNumParallelLoops();
+  int64_t rows = 1, reduced = 1;
+  for (auto [i, size] : llvm::enumerate(loops))
+    (i < parallel ? rows : reduced) *= size;
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  // Splits `linear` into indices over `sizes` (row-major).
+  auto delinearize = [&](Value linear, ArrayRef<int64_t> sizes,
+                         SmallVectorImpl<Value> &out) {
+    SmallVector<Value> reversed;
+    for (int64_t size : llvm::reverse(sizes)) {
+      Value c = constant(size);
+      reversed.push_back(arith::RemUIOp::create(rewriter, loc, linear, c));
+      linear = arith::DivUIOp::create(rewriter, loc, linear, c);
+    }
+    out.append(reversed.rbegin(), reversed.rend());
+  };
+  Value zero = constant(0), one = constant(1), warp = constant(kWarp);
+  auto loop =
+      scf::ParallelOp::create(rewriter, loc, zero, constant(rows * kWarp), one);
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  Value flat = loop.getInductionVars()[0];
+  Value row = arith::DivUIOp::create(rewriter, loc, flat, warp);
+  Value lane = arith::RemUIOp::create(rewriter, loc, flat, warp);
+  SmallVector<Value> rowIndices;
+  delinearize(row, ArrayRef(loops).take_front(parallel), rowIndices);
+  Value identity = arith::ConstantOp::create(rewriter, loc,
+                                             *identityOf(combiner));
+  auto fold = scf::ForOp::create(rewriter, loc, lane, constant(reduced), warp,
+                                 ValueRange{identity});
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(fold.getBody());
+    SmallVector<Value> indices(rowIndices);
+    delinearize(fold.getInductionVar(), ArrayRef(loops).drop_front(parallel),
+                indices);
+    Block *body = op.getBlock();
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      BlockArgument arg = body->getArgument(input->getOperandNumber());
+      if (!isa<MemRefType>(input->get().getType())) {
+        mapping.map(arg, input->get());
+        continue;
+      }
+      AffineMap map = op.getMatchingIndexingMap(input);
+      SmallVector<Value> at;
+      for (unsigned r = 0; r < map.getNumResults(); ++r)
+        at.push_back(affine::AffineApplyOp::create(
+            rewriter, loc, map.getSubMap({r}), indices));
+      mapping.map(arg, memref::LoadOp::create(rewriter, loc, input->get(), at));
+    }
+    mapping.map(body->getArgument(op.getDpsInitOperand(0)->getOperandNumber()),
+                fold.getRegionIterArgs()[0]);
+    for (Operation &nested : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(nested)) {
+        mapping.map(index.getResult(), indices[index.getDim()]);
+        continue;
+      }
+      rewriter.clone(nested, mapping);
+    }
+    scf::YieldOp::create(rewriter, loc,
+                         mapping.lookup(combiner->getResult(0)));
+  }
+  // Combines `a` and `b` with the combiner (commutative: order is free).
+  auto combine = [&](Value a, Value b) -> Value {
+    IRMapping m;
+    m.map(combiner->getOperand(0), a);
+    m.map(combiner->getOperand(1), b);
+    return rewriter.clone(*combiner, m)->getResult(0);
+  };
+  Value partial = fold.getResult(0);
+  Value width = arith::ConstantIntOp::create(rewriter, loc, kWarp, 32);
+  for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    Value other =
+        gpu::ShuffleOp::create(rewriter, loc, partial,
+                               arith::ConstantIntOp::create(rewriter, loc,
+                                                            offset, 32),
+                               width, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    partial = combine(partial, other);
+  }
+  Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                      lane, zero);
+  auto write = scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
+  rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
+  Value out = op.getDpsInitOperand(0)->get();
+  Value old = memref::LoadOp::create(rewriter, loc, out, rowIndices);
+  memref::StoreOp::create(rewriter, loc, combine(old, partial), out,
+                          rowIndices);
+  rewriter.eraseOp(op);
+}
+
 struct CUDAMapToGPUPass
     : dtensor::impl::CUDAMapToGPUPassBase<CUDAMapToGPUPass> {
   using Base::Base;
@@ -268,6 +462,10 @@ struct CUDAMapToGPUPass
       }
       if (op->getParentOfType<scf::ParallelOp>())
         continue; // lowered with its enclosing kernel below
+      if (Operation *combiner = warpReducible(op, blockSize)) {
+        warpReduce(rewriter, op, combiner);
+        continue;
+      }
       if (std::optional<int64_t> lanes = vectorLanes(op, vectorBytes)) {
         vectorize(rewriter, op, *lanes);
         continue;

@@ -1,6 +1,7 @@
 // RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu | FileCheck %s
 // RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu=vector-bytes=0 | FileCheck %s --check-prefix=SCALAR
 // RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu --convert-parallel-loops-to-gpu | FileCheck %s --check-prefix=LAUNCH
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu=block-size=48 | FileCheck %s --check-prefix=BLOCK48
 // RUN: dtensor-opt %S/Inputs/map-to-gpu-errors.mlir -split-input-file --dtensor-cuda-map-to-gpu -verify-diagnostics -o /dev/null
 
 // A 2-D elementwise op on dense f32 buffers: viewed as 1-D, one thread per
@@ -148,6 +149,91 @@ func.func @not_vectorized(%x: memref<8x6xf32>, %b: memref<6xf32>, %y: memref<8x6
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
 func.func @row_sum(%x: memref<?x64xf32>, %r: memref<?xf32>) {
   linalg.reduce ins(%x : memref<?x64xf32>) outs(%r : memref<?xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// A static row reduction of 256 bf16 elements into an f32 accumulator (an
+// RMSNorm's sum of squares): a warp per row. 8 rows x 32 lanes; lane l
+// folds elements l, l + 32, ... from the identity, five xor shuffles
+// combine the lanes, lane 0 folds the sum into the output element.
+// CHECK-LABEL: func.func @warp_sum_of_squares(
+// CHECK:         %[[WARP:.*]] = arith.constant 32 : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step
+// CHECK:           scf.parallel
+// CHECK:             %[[ROW:.*]] = arith.divui %[[FLAT:.*]], %[[WARP]] : index
+// CHECK:             %[[LANE:.*]] = arith.remui %[[FLAT]], %[[WARP]] : index
+// CHECK:             %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:             %[[LANES:.*]] = arith.constant 256 : index
+// CHECK:             %[[PART:.*]] = scf.for %[[C:.*]] = %[[LANE]] to %[[LANES]] step %[[WARP]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK:               %[[X:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x256xbf16>
+// CHECK:               %[[XF:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK:               %[[SQ:.*]] = arith.mulf %[[XF]], %[[XF]] : f32
+// CHECK:               %[[NEW:.*]] = arith.addf %[[ACC]], %[[SQ]] : f32
+// CHECK:               scf.yield %[[NEW]] : f32
+// CHECK:             %[[S16:.*]], %{{.*}} = gpu.shuffle  xor %[[PART]], %{{.*}}, %{{.*}} : f32
+// CHECK:             %[[P16:.*]] = arith.addf %[[PART]], %[[S16]] : f32
+// CHECK-COUNT-4:     gpu.shuffle  xor
+// CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %{{.*}} : index
+// CHECK:             scf.if %[[FIRST]] {
+// CHECK:               %[[OLD:.*]] = memref.load %[[OUT:.*]][%{{.*}}] : memref<8xf32>
+// CHECK:               %[[SUM:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK:               memref.store %[[SUM]], %[[OUT]][%{{.*}}] : memref<8xf32>
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// With a block size that is not a multiple of a warp: a thread per row.
+// BLOCK48-LABEL: func.func @warp_sum_of_squares(
+// BLOCK48-NOT:     gpu.shuffle
+// BLOCK48:         scf.for
+// BLOCK48-NOT:     gpu.shuffle
+#rows = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @warp_sum_of_squares(%x: memref<8x256xbf16>, %r: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#rows, #row],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x256xbf16>) outs(%r : memref<8xf32>) {
+  ^bb0(%a: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %sq = arith.mulf %af, %af : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A softmax's row maximum over the last of three dims ([2, 4] rows of 128):
+// a warp per row from -inf with maxnumf; the rows delinearized.
+// CHECK-LABEL: func.func @warp_row_max(
+// CHECK:             %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:             scf.for {{.*}} iter_args(%{{.*}} = %[[NINF]]) -> (f32)
+// CHECK:               arith.maxnumf
+// CHECK-COUNT-5:     gpu.shuffle  xor
+// CHECK:             scf.if
+// CHECK:               memref.store %{{.*}} : memref<2x4xf32>
+// A row too short for a warp (32 elements) keeps a thread per row.
+// CHECK-LABEL: func.func @short_rows(
+// CHECK-NOT:     gpu.shuffle
+#x3 = affine_map<(a, b, c) -> (a, b, c)>
+#r3 = affine_map<(a, b, c) -> (a, b)>
+func.func @warp_row_max(%x: memref<2x4x128xf32>, %r: memref<2x4xf32>) {
+  linalg.generic {indexing_maps = [#x3, #r3],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<2x4x128xf32>) outs(%r : memref<2x4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maxnumf %acc, %a : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+func.func @short_rows(%x: memref<64x32xf32>, %r: memref<64xf32>) {
+  linalg.reduce ins(%x : memref<64x32xf32>) outs(%r : memref<64xf32>) dimensions = [1]
     (%a: f32, %acc: f32) {
       %s = arith.addf %a, %acc : f32
       linalg.yield %s : f32

@@ -106,6 +106,17 @@ def CUDAMapToGPUPass
     buffers start an allocation (gpu.alloc, or an argument the host
     allocated), which is 256-byte aligned.
 
+    A row reduction (one output indexed by the leading parallel loops, all
+    reduction loops trailing, static sizes, at least 64 elements per row, a
+    body `yield combiner(acc, f(inputs))` with a 32-bit accumulator and an
+    associative, commutative arith combiner of known identity: addf, mulf,
+    max/min(imum|num)f, addi, muli, andi, ori, xori, maxsi, minsi) is spread
+    over a warp per row: lane l folds elements l, l + 32, ... of its row
+    (coalesced reads), the lanes are combined with gpu.shuffle xor, and
+    lane 0 folds the result into the output. Needs a block size that is a
+    multiple of 32 (rows never straddle warps); otherwise, and for other
+    reductions, one thread per output element folds its row alone.
+
     Every other linalg op becomes a parallel loop nest
     (linalg-to-parallel-loops; an op with no parallel dimension is wrapped
     in a one-iteration parallel loop first, so that it runs on the device).

@@ -51,7 +51,6 @@ namespace dtensor::rt::cuda {
   X(cuMemPoolGetAttribute)                                                     \
   X(cuMemFreeAsync)                                                            \
   X(cuMemAllocManaged)                                                         \
-  X(cuPointerGetAttribute)                                                     \
   X(cuMemcpyAsync)                                                             \
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoHAsync)                                                         \

@@ -13,7 +13,10 @@
 //   one stream without events between them.
 // - mgpuMemAlloc/mgpuMemFree are stream-ordered (cuMemAllocAsync /
 //   cuMemFreeAsync) on the given stream, the compute stream when null;
-//   host-shared allocations are managed memory (cuMemAllocManaged).
+//   host-shared allocations are managed memory (cuMemAllocManaged), which
+//   mgpuMemFree recognises from a set of them kept here: asking the driver
+//   (cuPointerGetAttribute) fails on stream-ordered memory whose
+//   allocation has not yet run in stream order, and costs a call per free.
 // - the device is chosen as for the collectives (Driver.h), on first use;
 //   mgpuSetDefaultDevice before that picks it explicitly.
 // - every call is checked; a failure ends the job with a message naming
@@ -30,6 +33,8 @@
 #pragma GCC visibility pop
 
 #include <climits>
+#include <mutex>
+#include <unordered_set>
 
 using namespace dtensor::rt::cuda;
 
@@ -37,6 +42,17 @@ namespace {
 
 CUstream streamOr(void *stream, DeviceState &dev) {
   return stream ? static_cast<CUstream>(stream) : dev.compute;
+}
+
+/// The managed (host-shared) allocations of mgpuMemAlloc.
+struct ManagedSet {
+  std::mutex mutex;
+  std::unordered_set<uintptr_t> pointers;
+};
+
+ManagedSet &managedSet() {
+  static ManagedSet set;
+  return set;
 }
 
 unsigned dim(intptr_t value, const char *what) {
@@ -172,6 +188,9 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
     if (rc != CUDA_SUCCESS)
       cudaFatal(op, "cuMemAllocManaged of " + std::to_string(sizeBytes) +
                         " bytes failed: " + describe(rc));
+    ManagedSet &set = managedSet();
+    std::lock_guard<std::mutex> lock(set.mutex);
+    set.pointers.insert(static_cast<uintptr_t>(ptr));
     return reinterpret_cast<void *>(ptr);
   }
   CUdeviceptr ptr = 0;
@@ -194,11 +213,12 @@ void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
   auto address = reinterpret_cast<CUdeviceptr>(ptr);
-  // The driver writes a boolean (4 bytes in practice); a zeroed 8-byte slot
-  // reads right whatever its width.
-  uint64_t managed = 0;
-  DTENSOR_CU(op, cuPointerGetAttribute, &managed,
-             CU_POINTER_ATTRIBUTE_IS_MANAGED, address);
+  bool managed = false;
+  {
+    ManagedSet &set = managedSet();
+    std::lock_guard<std::mutex> lock(set.mutex);
+    managed = set.pointers.erase(static_cast<uintptr_t>(address)) != 0;
+  }
   if (managed) {
     // Managed memory is not stream-ordered: wait for its users first.
     DTENSOR_CU(op, cuStreamSynchronize, streamOr(stream, dev));
