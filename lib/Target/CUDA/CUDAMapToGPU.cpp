@@ -130,12 +130,21 @@ static std::optional<int64_t> vectorLanes(linalg::LinalgOp op,
   if (lanes < 2 || total % lanes ||
       llvm::any_of(divisors, [&](int64_t d) { return d > 1 && d % lanes; }))
     return std::nullopt;
-  for (Operation &nested : op.getBlock()->without_terminator())
+  bool indexed = false;
+  for (Operation &nested : op.getBlock()->without_terminator()) {
+    indexed |= isa<linalg::IndexOp>(nested);
     if (nested.getNumRegions() ||
         (nested.getNumOperands() && !OpTrait::hasElementwiseMappableTraits(
                                         &nested)) ||
-        (!nested.getNumOperands() && !nested.hasTrait<OpTrait::ConstantLike>()))
+        (!nested.getNumOperands() && !nested.hasTrait<OpTrait::ConstantLike>() &&
+         !isa<linalg::IndexOp>(nested)))
       return std::nullopt;
+  }
+  // linalg.index: a chunk must not cross the innermost loop, so that every
+  // outer index is the same for its lanes and the innermost one is the
+  // chunk's start + (0, 1, ...).
+  if (indexed && loops.back() % lanes)
+    return std::nullopt;
   return lanes;
 }
 
@@ -218,7 +227,32 @@ static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
       return mapped;
     return broadcast(mapped ? mapped : value);
   };
+  // The loop indices of the chunk (linalg.index), when the body asks.
+  SmallVector<Value> indices;
+  if (llvm::any_of(body->getOperations(),
+                   [](Operation &o) { return isa<linalg::IndexOp>(o); })) {
+    Value linear = index;
+    for (int64_t size : llvm::reverse(loops)) {
+      Value c = arith::ConstantIndexOp::create(rewriter, loc, size);
+      indices.push_back(arith::RemUIOp::create(rewriter, loc, linear, c));
+      linear = arith::DivUIOp::create(rewriter, loc, linear, c);
+    }
+    std::reverse(indices.begin(), indices.end());
+    for (Value &i : indices)
+      i = broadcast(i);
+    SmallVector<Attribute> steps;
+    for (int64_t l = 0; l < lanes; ++l)
+      steps.push_back(rewriter.getIndexAttr(l));
+    Value step = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(vectorOf(rewriter.getIndexType()), steps));
+    indices.back() = arith::AddIOp::create(rewriter, loc, indices.back(), step);
+  }
   for (Operation &nested : body->without_terminator()) {
+    if (auto indexOp = dyn_cast<linalg::IndexOp>(nested)) {
+      mapping.map(indexOp.getResult(), indices[indexOp.getDim()]);
+      continue;
+    }
     if (!nested.getNumOperands()) {
       rewriter.clone(nested, mapping); // a scalar constant
       continue;
@@ -332,13 +366,50 @@ static Operation *warpReducible(linalg::LinalgOp op, int64_t blockSize) {
   return combiner;
 }
 
+/// How many consecutive elements a lane of a warp reduction loads at once
+/// (`vectorBytes` of the widest input), or 1: every buffer input either
+/// reads along the innermost loop (its last index exactly that loop, no
+/// other index using it; identity layout and static shape, so a chunk is
+/// aligned) or does not see it (one scalar for the chunk), and the
+/// innermost loop is a multiple of the chunk.
+static int64_t reductionLanes(linalg::LinalgOp op, int64_t vectorBytes) {
+  if (vectorBytes <= 0)
+    return 1;
+  unsigned last = op.getNumLoops() - 1;
+  int64_t widest = 0;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isFunctionOfDim(last))
+      continue;
+    auto lastIndex = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!lastIndex || lastIndex.getPosition() != last ||
+        llvm::any_of(map.getResults().drop_back(),
+                     [&](AffineExpr e) { return e.isFunctionOfDim(last); }) ||
+        !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !type.getElementType().isIntOrFloat() ||
+        type.getElementType().getIntOrFloatBitWidth() % 8)
+      return 1;
+    widest = std::max<int64_t>(
+        widest, type.getElementType().getIntOrFloatBitWidth() / 8);
+  }
+  if (widest == 0 || vectorBytes % widest)
+    return 1;
+  int64_t lanes = vectorBytes / widest;
+  if (lanes < 2 || op.getStaticLoopRanges()[last] % lanes)
+    return 1;
+  return lanes;
+}
+
 /// `op` as a flat parallel loop over rows x 32 lanes: lane l of a row folds
 /// the row's elements l, l + 32, ... (consecutive lanes read consecutive
 /// elements: coalesced), the warp combines its lanes with shuffles, and
 /// lane 0 folds the result into the output element. Rows never straddle a
 /// warp (blocks are whole warps), so every shuffle sees its 32 lanes.
 static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
-                       Operation *combiner) {
+                       Operation *combiner, int64_t lanes) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   SmallVector<int64_t> loops = op.getStaticLoopRanges();
@@ -371,20 +442,28 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   delinearize(row, ArrayRef(loops).take_front(parallel), rowIndices);
   Value identity = arith::ConstantOp::create(rewriter, loc,
                                              *identityOf(combiner));
-  auto fold = scf::ForOp::create(rewriter, loc, lane, constant(reduced), warp,
-                                 ValueRange{identity});
+  // Lane l folds chunks of `lanes` consecutive elements starting at
+  // l * lanes, 32 * lanes apart.
+  Value chunk = constant(lanes);
+  auto fold = scf::ForOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, lane, chunk),
+      constant(reduced), constant(kWarp * lanes), ValueRange{identity});
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(fold.getBody());
     SmallVector<Value> indices(rowIndices);
     delinearize(fold.getInductionVar(), ArrayRef(loops).drop_front(parallel),
                 indices);
+    unsigned last = op.getNumLoops() - 1;
     Block *body = op.getBlock();
-    IRMapping mapping;
+    // Per input: a vector of the chunk (reads along the innermost loop) or
+    // one scalar for all of it.
+    SmallVector<Value> loaded(body->getNumArguments());
     for (OpOperand *input : op.getDpsInputOperands()) {
-      BlockArgument arg = body->getArgument(input->getOperandNumber());
-      if (!isa<MemRefType>(input->get().getType())) {
-        mapping.map(arg, input->get());
+      unsigned number = input->getOperandNumber();
+      auto type = dyn_cast<MemRefType>(input->get().getType());
+      if (!type) {
+        loaded[number] = input->get();
         continue;
       }
       AffineMap map = op.getMatchingIndexingMap(input);
@@ -392,19 +471,44 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
       for (unsigned r = 0; r < map.getNumResults(); ++r)
         at.push_back(affine::AffineApplyOp::create(
             rewriter, loc, map.getSubMap({r}), indices));
-      mapping.map(arg, memref::LoadOp::create(rewriter, loc, input->get(), at));
-    }
-    mapping.map(body->getArgument(op.getDpsInitOperand(0)->getOperandNumber()),
-                fold.getRegionIterArgs()[0]);
-    for (Operation &nested : body->without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(nested)) {
-        mapping.map(index.getResult(), indices[index.getDim()]);
-        continue;
+      if (lanes > 1 && map.isFunctionOfDim(last)) {
+        Type element = type.getElementType();
+        loaded[number] = vector::LoadOp::create(
+            rewriter, loc, VectorType::get({lanes}, element), input->get(), at,
+            /*nontemporal=*/false,
+            rewriter.getI64IntegerAttr(lanes *
+                                       (element.getIntOrFloatBitWidth() / 8)));
+      } else {
+        loaded[number] = memref::LoadOp::create(rewriter, loc, input->get(), at);
       }
-      rewriter.clone(nested, mapping);
     }
-    scf::YieldOp::create(rewriter, loc,
-                         mapping.lookup(combiner->getResult(0)));
+    // The body once per element of the chunk, in order.
+    Value acc = fold.getRegionIterArgs()[0];
+    for (int64_t j = 0; j < lanes; ++j) {
+      IRMapping mapping;
+      for (OpOperand *input : op.getDpsInputOperands()) {
+        unsigned number = input->getOperandNumber();
+        Value value = loaded[number];
+        if (isa<VectorType>(value.getType()))
+          value = vector::ExtractOp::create(rewriter, loc, value,
+                                            ArrayRef<int64_t>{j});
+        mapping.map(body->getArgument(number), value);
+      }
+      mapping.map(
+          body->getArgument(op.getDpsInitOperand(0)->getOperandNumber()), acc);
+      for (Operation &nested : body->without_terminator()) {
+        if (auto index = dyn_cast<linalg::IndexOp>(nested)) {
+          Value at = indices[index.getDim()];
+          if (index.getDim() == last && j > 0)
+            at = arith::AddIOp::create(rewriter, loc, at, constant(j));
+          mapping.map(index.getResult(), at);
+          continue;
+        }
+        rewriter.clone(nested, mapping);
+      }
+      acc = mapping.lookup(combiner->getResult(0));
+    }
+    scf::YieldOp::create(rewriter, loc, acc);
   }
   // Combines `a` and `b` with the combiner (commutative: order is free).
   auto combine = [&](Value a, Value b) -> Value {
@@ -463,7 +567,7 @@ struct CUDAMapToGPUPass
       if (op->getParentOfType<scf::ParallelOp>())
         continue; // lowered with its enclosing kernel below
       if (Operation *combiner = warpReducible(op, blockSize)) {
-        warpReduce(rewriter, op, combiner);
+        warpReduce(rewriter, op, combiner, reductionLanes(op, vectorBytes));
         continue;
       }
       if (std::optional<int64_t> lanes = vectorLanes(op, vectorBytes)) {

@@ -158,10 +158,62 @@ func.func @row_sum(%x: memref<?x64xf32>, %r: memref<?xf32>) {
 
 // -----
 
+// An elementwise op reading its loop indices (a causal mask): vectorized,
+// the chunk's outer index the same for its 4 lanes, the inner one its
+// start + [0, 1, 2, 3].
+// CHECK-LABEL: func.func @causal_mask(
+// CHECK:         %[[X:.*]] = vector.load %{{.*}}[%[[I:.*]]] {alignment = 16 : i64} : memref<64xf32>, vector<4xf32>
+// CHECK:         %[[C16:.*]] = arith.constant 16 : index
+// CHECK:         %[[COL:.*]] = arith.remui %[[I]], %[[C16]] : index
+// CHECK:         %[[ROW0:.*]] = arith.divui %[[I]], %[[C16]] : index
+// CHECK:         %[[ROW:.*]] = arith.remui %[[ROW0]], %{{.*}} : index
+// CHECK-DAG:     %[[ROWS:.*]] = vector.broadcast %[[ROW]] : index to vector<4xindex>
+// CHECK-DAG:     %[[COLS0:.*]] = vector.broadcast %[[COL]] : index to vector<4xindex>
+// CHECK:         %[[STEP:.*]] = arith.constant dense<[0, 1, 2, 3]> : vector<4xindex>
+// CHECK:         %[[COLS:.*]] = arith.addi %[[COLS0]], %[[STEP]] : vector<4xindex>
+// CHECK:         %[[FUTURE:.*]] = arith.cmpi ugt, %[[COLS]], %[[ROWS]] : vector<4xindex>
+// CHECK:         arith.select %[[FUTURE]], %{{.*}}, %[[X]] : vector<4xi1>, vector<4xf32>
+// Rows of 6 would split a chunk of 4 between rows: one thread per element.
+// CHECK-LABEL: func.func @causal_mask_short_rows(
+// CHECK-NOT:     vector.load
+// CHECK:         memref.load
+#ij = affine_map<(i, j) -> (i, j)>
+func.func @causal_mask(%x: memref<4x16xf32>, %y: memref<4x16xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.generic {indexing_maps = [#ij, #ij],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x16xf32>) outs(%y : memref<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %future, %ninf, %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @causal_mask_short_rows(%x: memref<4x6xf32>, %y: memref<4x6xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.generic {indexing_maps = [#ij, #ij],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x6xf32>) outs(%y : memref<4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %future, %ninf, %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A static row reduction of 256 bf16 elements into an f32 accumulator (an
-// RMSNorm's sum of squares): a warp per row. 8 rows x 32 lanes; lane l
-// folds elements l, l + 32, ... from the identity, five xor shuffles
-// combine the lanes, lane 0 folds the sum into the output element.
+// RMSNorm's sum of squares): a warp per row, 8 rows x 32 lanes. Lane l
+// loads 16-byte chunks (8 bf16) at l * 8, l * 8 + 256, ... and folds their
+// elements in order from the identity; five xor shuffles combine the
+// lanes; lane 0 folds the sum into the output element.
 // CHECK-LABEL: func.func @warp_sum_of_squares(
 // CHECK:         %[[WARP:.*]] = arith.constant 32 : index
 // CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step
@@ -169,13 +221,18 @@ func.func @row_sum(%x: memref<?x64xf32>, %r: memref<?xf32>) {
 // CHECK:             %[[ROW:.*]] = arith.divui %[[FLAT:.*]], %[[WARP]] : index
 // CHECK:             %[[LANE:.*]] = arith.remui %[[FLAT]], %[[WARP]] : index
 // CHECK:             %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:             %[[CHUNK:.*]] = arith.constant 8 : index
+// CHECK:             %[[STRIDE:.*]] = arith.constant 256 : index
 // CHECK:             %[[LANES:.*]] = arith.constant 256 : index
-// CHECK:             %[[PART:.*]] = scf.for %[[C:.*]] = %[[LANE]] to %[[LANES]] step %[[WARP]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
-// CHECK:               %[[X:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x256xbf16>
-// CHECK:               %[[XF:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK:             %[[START:.*]] = arith.muli %[[LANE]], %[[CHUNK]] : index
+// CHECK:             %[[PART:.*]] = scf.for %{{.*}} = %[[START]] to %[[LANES]] step %[[STRIDE]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK:               %[[V:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<8x256xbf16>, vector<8xbf16>
+// CHECK:               %[[X0:.*]] = vector.extract %[[V]][0] : bf16 from vector<8xbf16>
+// CHECK:               %[[XF:.*]] = arith.extf %[[X0]] : bf16 to f32
 // CHECK:               %[[SQ:.*]] = arith.mulf %[[XF]], %[[XF]] : f32
 // CHECK:               %[[NEW:.*]] = arith.addf %[[ACC]], %[[SQ]] : f32
-// CHECK:               scf.yield %[[NEW]] : f32
+// CHECK-COUNT-7:       vector.extract %[[V]]
+// CHECK:               scf.yield %{{.*}} : f32
 // CHECK:             %[[S16:.*]], %{{.*}} = gpu.shuffle  xor %[[PART]], %{{.*}}, %{{.*}} : f32
 // CHECK:             %[[P16:.*]] = arith.addf %[[PART]], %[[S16]] : f32
 // CHECK-COUNT-4:     gpu.shuffle  xor
@@ -186,6 +243,16 @@ func.func @row_sum(%x: memref<?x64xf32>, %r: memref<?xf32>) {
 // CHECK:               memref.store %[[SUM]], %[[OUT]][%{{.*}}] : memref<8xf32>
 // CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// Without vector accesses: one element per step, 32 apart.
+// SCALAR-LABEL: func.func @warp_sum_of_squares(
+// SCALAR:         %[[WARP:.*]] = arith.constant 32 : index
+// SCALAR:         %[[LANE:.*]] = arith.remui %{{.*}}, %[[WARP]] : index
+// SCALAR:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// SCALAR-NOT:       vector.load
+// SCALAR:           memref.load %{{.*}} : memref<8x256xbf16>
+// SCALAR-NOT:       vector.extract
+// SCALAR:           scf.yield
+// SCALAR-COUNT-5: gpu.shuffle  xor
 // With a block size that is not a multiple of a warp: a thread per row.
 // BLOCK48-LABEL: func.func @warp_sum_of_squares(
 // BLOCK48-NOT:     gpu.shuffle
