@@ -57,7 +57,8 @@ def memref_type(rank):
 
 
 def descriptor(t):
-    assert t.is_contiguous()
+    """The memref descriptor of a tensor or a strided view (data_ptr is the
+    view's first element)."""
     d = memref_type(t.dim())()
     d.allocated = d.aligned = t.data_ptr()
     d.offset = 0

@@ -13,6 +13,8 @@
 |*   its first call (docs/runtime.md: DTENSOR_MATMUL_AUTOTUNE,               *|
 |*   DTENSOR_MATMUL_CACHE).                                                   *|
 |*                                                                            *|
+|* - dtensor_rt_attention_<T>: fused attention (Attention.cu).              *|
+|*                                                                            *|
 |* - dtensor_rt_matmul_best_ms: the floor of a matmul shape for benchmarks. *|
 |*                                                                            *|
 |* - dtensor_rt_graph_*: CUDA graphs of the compute stream (Graph.cpp).     *|
@@ -45,6 +47,19 @@ void dtensor_rt_matmul_f16(void *ctx, int64_t aRank, void *a, int64_t bRank,
 void dtensor_rt_matmul_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
                            void *b, int64_t cRank, void *c,
                            int64_t accumulate);
+
+/* O = softmax(scale * Q K^T [masked causally when `causal`]) V, fused
+   (no score matrix in memory). Q, O: [S, H, D] or [B, S, H, D]; K, V:
+   [Skv, H, D] or [B, Skv, H, D]; any strides with unit stride along D;
+   D 64 or 128; causal needs S == Skv. What dtensor-cuda-fuse-attention
+   emits for a recognised attention. */
+void dtensor_rt_attention_bf16(void *ctx, int64_t qRank, void *q,
+                               int64_t kRank, void *k, int64_t vRank, void *v,
+                               int64_t oRank, void *o, float scale,
+                               int64_t causal);
+void dtensor_rt_attention_f16(void *ctx, int64_t qRank, void *q, int64_t kRank,
+                              void *k, int64_t vRank, void *v, int64_t oRank,
+                              void *o, float scale, int64_t causal);
 
 /* The fastest time, in ms, of C[M,N] = A[M,K].B[K,N] on the device
    buffers a, b, c (dense row-major, `batch` of them back to back) over the

@@ -73,6 +73,9 @@ static bool toolkitCanBuild(StringRef toolkit, StringRef format) {
 
 void mlir::dtensor::buildCUDALoweringPipeline(
     OpPassManager &pm, const CUDALoweringOptions &options) {
+  // 0. Attention chains -> the runtime's fused kernel, while softmax is
+  //    still one op.
+  pm.addPass(createCUDAFuseAttentionPass());
   // 1. Collectives -> dtensor_rt_* calls on buffers (the runtime ABI is
   //    target-neutral; on CUDA every buffer passed is device memory).
   pm.addPass(createLowerToRuntimePass());

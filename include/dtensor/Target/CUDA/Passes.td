@@ -25,6 +25,40 @@ def CUDAFuseElementwisePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def CUDAFuseAttentionPass
+    : Pass<"dtensor-cuda-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "attention chains on tensors -> dtensor_rt_attention_<T> (fused kernel)";
+  let description = [{
+    Recognises softmax(scale * q k^T [causal mask]) v written with linalg
+    ops on tensors, before softmax is decomposed:
+
+    1. scores: a contraction into a zero fill, [b?, h, s, t] from
+       q [b?, s, h, e] and k [b?, t, h, e] (any loop order; `b` optional);
+    2. optionally an elementwise op of the scores alone: x (or extf x)
+       times a constant (or divided by one), optionally
+       `select(t > s, -inf, ...)` on the last two loop indices (causal);
+    3. `linalg.softmax` over the last dim;
+    4. optionally an elementwise truncf/extf of the probabilities;
+    5. a contraction into a zero fill, o [b?, s, h, e] from the
+       probabilities and v [b?, t, h, e];
+
+    every intermediate used once, q, k, v and o of one element type, bf16
+    or f16, static shapes, head dim e 64 or 128, as many queries as keys
+    under a causal mask. The chain becomes one call of
+    `dtensor_rt_attention_<T>(ctx, q, k, v, o, scale, causal)` (the
+    runtime's flash-attention kernel: no [h, s, t] scores in memory), q, k
+    and v handed over by `bufferization.to_buffer` (read-only, any layout),
+    o a fresh buffer returned by `bufferization.to_tensor` (restrict).
+    Chains that do not match are left alone: the materialized ops compute
+    the same values.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def CUDAMatmulToRuntimePass
     : Pass<"dtensor-cuda-matmul-to-runtime", "::mlir::ModuleOp"> {
   let summary = "matmuls on buffers -> dtensor_rt_matmul_<T> calls (cuBLASLt)";

@@ -77,6 +77,7 @@ namespace dtensor::rt::cuda {
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
+  X(cuFuncSetAttribute)                                                        \
   X(cuLaunchKernel)
 
 struct DriverTable {

@@ -1,0 +1,300 @@
+//===- Attention.cu - fused causal/full attention on tensor cores ---------===//
+//
+// O = softmax(scale * Q K^T [+ causal mask]) V per (batch, head), without
+// materializing the scores: a flash-attention forward pass (the FA2
+// scheme). A block of 4 warps owns 64 query rows (16 per warp) and walks
+// the key/value rows in tiles of 64 (under a causal mask only up to its
+// last query row). Per tile, each warp computes its 16 x 64 scores with
+// mma.sync m16n8k16 (16-bit inputs, f32 accumulators in registers),
+// updates each row's running maximum and sum in f32 (online softmax),
+// rescales its output accumulators, and adds P V, P taken straight from
+// the score accumulators (their layout is the A operand's). Rows are
+// divided by their sums at the end. K and V tiles arrive by cp.async,
+// the next tile's copies in flight while the current one is used.
+//
+// Compiled by nvcc into the runtime's fatbin with Kernels.cu; launched by
+// Attention.cpp. Head dims 64 and 128.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelArgs.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace {
+
+constexpr int kRows = DTENSOR_ATTENTION_ROWS; // query rows per block
+constexpr int kKeys = DTENSOR_ATTENTION_KEYS; // key rows per tile
+constexpr int kThreads = DTENSOR_ATTENTION_THREADS;
+
+/// Shared memory (elements of 16 bits): the Q tile and two buffers each of
+/// the K and V tiles (one filled while the other is used), row-major with
+/// rows of D + 8 (padding against bank conflicts).
+template <int D> struct Layout {
+  static constexpr int ld = D + 8;
+  static constexpr int q = 0;
+  static constexpr int k = q + kRows * ld;      // k + b * tile: buffer b
+  static constexpr int v = k + 2 * kKeys * ld;  // v + b * tile
+  static constexpr int tile = kKeys * ld;
+  static constexpr int elements = v + 2 * kKeys * ld;
+  static_assert(elements * 2 == dtensorAttentionSmemBytes(D),
+                "KernelArgs.h and the kernel disagree on shared memory");
+};
+
+template <typename T> __device__ T fromFloat(float x);
+template <> __device__ __nv_bfloat16 fromFloat(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <> __device__ __half fromFloat(float x) { return __float2half_rn(x); }
+
+/// Two floats as a 16-bit pair (the first in the low half).
+template <typename T> __device__ uint32_t pack(float lo, float hi);
+template <> __device__ uint32_t pack<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t *>(&v);
+}
+template <> __device__ uint32_t pack<__half>(float lo, float hi) {
+  __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t *>(&v);
+}
+
+/// d += a * b for one m16n8k16 tile (f32 accumulators).
+template <typename T>
+__device__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                    uint32_t b1);
+template <>
+__device__ void mma<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4],
+                                   uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                 "r"(b1));
+}
+template <>
+__device__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                            uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                 "r"(b1));
+}
+
+/// Starts copying rows [first, first + rows) of one head of `src` into
+/// `dst` (row stride `ld`) with cp.async, 16 bytes per copy; rows at or
+/// past `count` are zero-filled. Without 16-byte alignment (`vectorized`
+/// false) the copy is synchronous, element by element.
+template <typename T, int D, int Rows>
+__device__ void loadTile(T *dst, const T *src, int64_t first, int64_t count,
+                         int64_t rowStride, bool vectorized) {
+  constexpr int per = 16 / sizeof(T); // elements per 16-byte chunk
+  constexpr int chunks = D / per;
+  static_assert(Rows * chunks % kThreads == 0, "whole rounds of copies");
+#pragma unroll
+  for (int n = 0; n < Rows * chunks / kThreads; ++n) {
+    int i = threadIdx.x + n * kThreads;
+    int row = i / chunks, col = (i % chunks) * per;
+    bool inside = first + row < count;
+    const T *at = src + (inside ? (first + row) * rowStride + col : 0);
+    T *to = dst + row * Layout<D>::ld + col;
+    if (vectorized) {
+      unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(to));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                       address),
+                   "l"(at), "r"(inside ? 16 : 0));
+    } else {
+      for (int e = 0; e < per; ++e)
+        to[e] = inside ? at[e] : fromFloat<T>(0.0f);
+    }
+  }
+}
+
+__device__ void commitCopies() { asm volatile("cp.async.commit_group;\n"); }
+/// Waits until at most `N` groups of copies are still in flight.
+template <int N> __device__ void waitCopies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/// Two 16-bit elements as a pair (the first in the low half).
+template <typename T> __device__ uint32_t pair(T lo, T hi) {
+  uint16_t l = *reinterpret_cast<uint16_t *>(&lo),
+           h = *reinterpret_cast<uint16_t *>(&hi);
+  return static_cast<uint32_t>(l) | (static_cast<uint32_t>(h) << 16);
+}
+
+template <typename T, int D>
+__device__ void attention(const DTensorAttentionArgs &a) {
+  using L = Layout<D>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  T *qs = reinterpret_cast<T *>(smem) + L::q;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int g = lane / 4, t = lane % 4; // mma fragment coordinates
+
+  int64_t first = static_cast<int64_t>(blockIdx.x) * kRows;
+  int64_t head = blockIdx.y, batch = blockIdx.z;
+  const T *q = static_cast<const T *>(a.q) + batch * a.qStrides[0] +
+               head * a.qStrides[2];
+  const T *k = static_cast<const T *>(a.k) + batch * a.kStrides[0] +
+               head * a.kStrides[2];
+  const T *v = static_cast<const T *>(a.v) + batch * a.vStrides[0] +
+               head * a.vStrides[2];
+  T *o = static_cast<T *>(a.o) + batch * a.oStrides[0] + head * a.oStrides[2];
+  bool vec = a.vectorized != 0;
+
+  int64_t end = a.skv;
+  if (a.causal && first + kRows < end)
+    end = first + kRows;
+  loadTile<T, D, kRows>(qs, q, first, a.sq, a.qStrides[1], vec);
+  commitCopies();
+  // Tile 0 into buffer 0.
+  T *ks = reinterpret_cast<T *>(smem) + L::k;
+  T *vs = reinterpret_cast<T *>(smem) + L::v;
+  loadTile<T, D, kKeys>(ks, k, 0, a.skv, a.kStrides[1], vec);
+  loadTile<T, D, kKeys>(vs, v, 0, a.skv, a.vStrides[1], vec);
+  commitCopies();
+  waitCopies<1>(); // Q is in
+  __syncthreads();
+  // Q as A operands: rows g and g + 8 of the warp's 16, columns 2t, 2t + 1
+  // and 2t + 8, 2t + 9 of each 16-wide step.
+  uint32_t qa[D / 16][4];
+  const T *qw = qs + warp * 16 * L::ld;
+  for (int kk = 0; kk < D / 16; ++kk) {
+    int c = kk * 16 + 2 * t;
+    qa[kk][0] = *reinterpret_cast<const uint32_t *>(qw + g * L::ld + c);
+    qa[kk][1] = *reinterpret_cast<const uint32_t *>(qw + (g + 8) * L::ld + c);
+    qa[kk][2] = *reinterpret_cast<const uint32_t *>(qw + g * L::ld + c + 8);
+    qa[kk][3] =
+        *reinterpret_cast<const uint32_t *>(qw + (g + 8) * L::ld + c + 8);
+  }
+  float acc[D / 8][4];
+  for (auto &tile : acc)
+    tile[0] = tile[1] = tile[2] = tile[3] = 0.0f;
+  // Per row (g, g + 8): running maximum (of scaled scores, log2 units) and
+  // this thread's part of the running sum.
+  float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
+  const float scale = a.scale * 1.4426950408889634f; // exp(x) = exp2(x log2e)
+  int64_t query[2] = {first + warp * 16 + g, first + warp * 16 + g + 8};
+
+  int buffer = 0;
+  for (int64_t key0 = 0; key0 < end; key0 += kKeys, buffer ^= 1) {
+    // Start the next tile into the other buffer (freed by the barrier at
+    // the end of the previous iteration), then wait for this one.
+    if (key0 + kKeys < end) {
+      loadTile<T, D, kKeys>(ks + (buffer ^ 1) * L::tile, k, key0 + kKeys,
+                            a.skv, a.kStrides[1], vec);
+      loadTile<T, D, kKeys>(vs + (buffer ^ 1) * L::tile, v, key0 + kKeys,
+                            a.skv, a.vStrides[1], vec);
+    }
+    commitCopies();
+    waitCopies<1>();
+    __syncthreads();
+    const T *kt = ks + buffer * L::tile, *vtile = vs + buffer * L::tile;
+    // S = Q K^T: tile j holds keys 8j + 2t, 8j + 2t + 1 of rows g, g + 8.
+    float s[kKeys / 8][4];
+    for (int j = 0; j < kKeys / 8; ++j) {
+      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+      const T *krow = kt + (j * 8 + g) * L::ld + 2 * t;
+      for (int kk = 0; kk < D / 16; ++kk)
+        mma<T>(s[j], qa[kk],
+               *reinterpret_cast<const uint32_t *>(krow + kk * 16),
+               *reinterpret_cast<const uint32_t *>(krow + kk * 16 + 8));
+    }
+    // Scale, mask, and the online softmax of rows g and g + 8.
+    bool masked = a.causal ? key0 + kKeys > first : false;
+    bool ragged = key0 + kKeys > a.skv;
+    float tileMax[2] = {-INFINITY, -INFINITY};
+    for (int j = 0; j < kKeys / 8; ++j)
+      for (int e = 0; e < 4; ++e) {
+        int r = e / 2;
+        int64_t key = key0 + j * 8 + 2 * t + (e % 2);
+        float x = s[j][e] * scale;
+        if ((ragged && key >= a.skv) || (masked && key > query[r]))
+          x = -INFINITY;
+        s[j][e] = x;
+        tileMax[r] = fmaxf(tileMax[r], x);
+      }
+    float alpha[2];
+    for (int r = 0; r < 2; ++r) {
+      tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
+      tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
+      float newMax = fmaxf(rowMax[r], tileMax[r]);
+      float base = newMax == -INFINITY ? 0.0f : newMax; // a row masked so far
+      alpha[r] = exp2f(rowMax[r] - base);
+      rowMax[r] = newMax;
+      tileMax[r] = base;
+    }
+    float tileSum[2] = {0.0f, 0.0f};
+    for (int j = 0; j < kKeys / 8; ++j)
+      for (int e = 0; e < 4; ++e) {
+        float p = exp2f(s[j][e] - tileMax[e / 2]);
+        s[j][e] = p;
+        tileSum[e / 2] += p;
+      }
+    for (int r = 0; r < 2; ++r)
+      rowSum[r] = rowSum[r] * alpha[r] + tileSum[r];
+    for (auto &tile : acc) {
+      tile[0] *= alpha[0];
+      tile[1] *= alpha[0];
+      tile[2] *= alpha[1];
+      tile[3] *= alpha[1];
+    }
+    // O += P V: P's score tiles 2kk, 2kk + 1 are the A operand of keys
+    // 16kk .. 16kk + 15; the B operand of d columns 8n .. 8n + 7 pairs V's
+    // rows 2t, 2t + 1 (and 2t + 8, 2t + 9) at column 8n + g.
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+      uint32_t pa[4] = {pack<T>(s[2 * kk][0], s[2 * kk][1]),
+                        pack<T>(s[2 * kk][2], s[2 * kk][3]),
+                        pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                        pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const T *vcol = vtile + (kk * 16 + 2 * t) * L::ld + g;
+      for (int n = 0; n < D / 8; ++n) {
+        const T *at = vcol + n * 8;
+        mma<T>(acc[n], pa, pair(at[0], at[L::ld]),
+               pair(at[8 * L::ld], at[9 * L::ld]));
+      }
+    }
+    __syncthreads(); // this buffer may be refilled
+  }
+  // Row sums over the row's 4 threads; O / sum to the output.
+  for (int r = 0; r < 2; ++r) {
+    rowSum[r] += __shfl_xor_sync(0xffffffffu, rowSum[r], 1);
+    rowSum[r] += __shfl_xor_sync(0xffffffffu, rowSum[r], 2);
+  }
+  for (int r = 0; r < 2; ++r) {
+    if (query[r] >= a.sq)
+      continue;
+    float inv = rowSum[r] > 0.0f ? 1.0f / rowSum[r] : 0.0f;
+    T *orow = o + query[r] * a.oStrides[1] + 2 * t;
+    for (int n = 0; n < D / 8; ++n) {
+      orow[n * 8] = fromFloat<T>(acc[n][2 * r] * inv);
+      orow[n * 8 + 1] = fromFloat<T>(acc[n][2 * r + 1] * inv);
+    }
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+__global__ void __launch_bounds__(kThreads)
+    dtensor_attention_bf16_d64(DTensorAttentionArgs a) {
+  attention<__nv_bfloat16, 64>(a);
+}
+__global__ void __launch_bounds__(kThreads)
+    dtensor_attention_bf16_d128(DTensorAttentionArgs a) {
+  attention<__nv_bfloat16, 128>(a);
+}
+__global__ void __launch_bounds__(kThreads)
+    dtensor_attention_f16_d64(DTensorAttentionArgs a) {
+  attention<__half, 64>(a);
+}
+__global__ void __launch_bounds__(kThreads)
+    dtensor_attention_f16_d128(DTensorAttentionArgs a) {
+  attention<__half, 128>(a);
+}
+
+} // extern "C"
