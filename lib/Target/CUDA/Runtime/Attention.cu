@@ -2,7 +2,7 @@
 //
 // O = softmax(scale * Q K^T [+ causal mask]) V per (batch, head), without
 // materializing the scores: a flash-attention forward pass (the FA2
-// scheme). A block of 4 warps owns 64 query rows (16 per warp) and walks
+// scheme). A block of 8 warps owns 128 query rows (16 per warp) and walks
 // the key/value rows in tiles of 64 (under a causal mask only up to its
 // last query row). Per tile, each warp computes its 16 x 64 scores with
 // mma.sync m16n8k16 (16-bit inputs, f32 accumulators in registers),
@@ -27,6 +27,7 @@ namespace {
 constexpr int kRows = DTENSOR_ATTENTION_ROWS; // query rows per block
 constexpr int kKeys = DTENSOR_ATTENTION_KEYS; // key rows per tile
 constexpr int kThreads = DTENSOR_ATTENTION_THREADS;
+static_assert(kThreads == kRows / 16 * 32, "a warp per 16 query rows");
 
 /// Shared memory (elements of 16 bits): the Q tile and two buffers each of
 /// the K and V tiles (one filled while the other is used), row-major with
@@ -119,11 +120,23 @@ template <int N> __device__ void waitCopies() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-/// Two 16-bit elements as a pair (the first in the low half).
-template <typename T> __device__ uint32_t pair(T lo, T hi) {
-  uint16_t l = *reinterpret_cast<uint16_t *>(&lo),
-           h = *reinterpret_cast<uint16_t *>(&hi);
-  return static_cast<uint32_t>(l) | (static_cast<uint32_t>(h) << 16);
+/// Four 8x8 matrices of 16-bit elements from shared memory, lane l giving
+/// the address of row l % 8 of matrix l / 8; each lane receives, per
+/// matrix, the pair (row l / 4, columns 2 (l % 4), + 1), or with `Trans`
+/// the pair (rows 2 (l % 4), + 1, column l / 4): the mma operand layouts.
+template <bool Trans>
+__device__ void loadMatrices(uint32_t (&r)[4], const void *rowAddress) {
+  unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(rowAddress));
+  if (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                 "{%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
 }
 
 template <typename T, int D>
@@ -134,7 +147,11 @@ __device__ void attention(const DTensorAttentionArgs &a) {
   int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int g = lane / 4, t = lane % 4; // mma fragment coordinates
 
-  int64_t first = static_cast<int64_t>(blockIdx.x) * kRows;
+  // Under a causal mask later rows see more keys: start those first, so
+  // that the last wave holds the short blocks.
+  int64_t first = static_cast<int64_t>(a.causal ? gridDim.x - 1 - blockIdx.x
+                                                : blockIdx.x) *
+                  kRows;
   int64_t head = blockIdx.y, batch = blockIdx.z;
   const T *q = static_cast<const T *>(a.q) + batch * a.qStrides[0] +
                head * a.qStrides[2];
@@ -194,14 +211,20 @@ __device__ void attention(const DTensorAttentionArgs &a) {
     __syncthreads();
     const T *kt = ks + buffer * L::tile, *vtile = vs + buffer * L::tile;
     // S = Q K^T: tile j holds keys 8j + 2t, 8j + 2t + 1 of rows g, g + 8.
+    // The B operands of key tiles j, j + 1 for one 16-wide step of d are
+    // four 8x8 matrices of K: rows 8j.., 8(j+1).., columns 16kk, 16kk + 8.
     float s[kKeys / 8][4];
-    for (int j = 0; j < kKeys / 8; ++j) {
-      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-      const T *krow = kt + (j * 8 + g) * L::ld + 2 * t;
-      for (int kk = 0; kk < D / 16; ++kk)
-        mma<T>(s[j], qa[kk],
-               *reinterpret_cast<const uint32_t *>(krow + kk * 16),
-               *reinterpret_cast<const uint32_t *>(krow + kk * 16 + 8));
+    for (auto &tile : s)
+      tile[0] = tile[1] = tile[2] = tile[3] = 0.0f;
+    int m = lane / 8, mr = lane % 8; // the matrix and row this lane points at
+    for (int j = 0; j < kKeys / 8; j += 2) {
+      const T *krow = kt + (8 * (j + m / 2) + mr) * L::ld + 8 * (m % 2);
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t b[4];
+        loadMatrices<false>(b, krow + kk * 16);
+        mma<T>(s[j], qa[kk], b[0], b[1]);
+        mma<T>(s[j + 1], qa[kk], b[2], b[3]);
+      }
     }
     // Scale, mask, and the online softmax of rows g and g + 8.
     bool masked = a.causal ? key0 + kKeys > first : false;
@@ -243,18 +266,19 @@ __device__ void attention(const DTensorAttentionArgs &a) {
       tile[3] *= alpha[1];
     }
     // O += P V: P's score tiles 2kk, 2kk + 1 are the A operand of keys
-    // 16kk .. 16kk + 15; the B operand of d columns 8n .. 8n + 7 pairs V's
-    // rows 2t, 2t + 1 (and 2t + 8, 2t + 9) at column 8n + g.
+    // 16kk .. 16kk + 15.
     for (int kk = 0; kk < kKeys / 16; ++kk) {
       uint32_t pa[4] = {pack<T>(s[2 * kk][0], s[2 * kk][1]),
                         pack<T>(s[2 * kk][2], s[2 * kk][3]),
                         pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
                         pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const T *vcol = vtile + (kk * 16 + 2 * t) * L::ld + g;
-      for (int n = 0; n < D / 8; ++n) {
-        const T *at = vcol + n * 8;
-        mma<T>(acc[n], pa, pair(at[0], at[L::ld]),
-               pair(at[8 * L::ld], at[9 * L::ld]));
+      // Columns 8n.., 8(n+1).. of V's rows 16kk.., 16kk + 8.., transposed.
+      const T *vrow = vtile + (16 * kk + 8 * (m % 2) + mr) * L::ld + 8 * (m / 2);
+      for (int n = 0; n < D / 8; n += 2) {
+        uint32_t b[4];
+        loadMatrices<true>(b, vrow + 8 * n);
+        mma<T>(acc[n], pa, b[0], b[1]);
+        mma<T>(acc[n + 1], pa, b[2], b[3]);
       }
     }
     __syncthreads(); // this buffer may be refilled

@@ -39,13 +39,13 @@ struct DTensorAttentionArgs {
   int32_t pad;
 };
 
-/// The attention kernel's launch: a block of DTENSOR_ATTENTION_THREADS (4
+/// The attention kernel's launch: a block of DTENSOR_ATTENTION_THREADS (8
 /// warps of 16 query rows) per DTENSOR_ATTENTION_ROWS query rows of one
 /// (batch, head), key tiles of DTENSOR_ATTENTION_KEYS rows, and its dynamic
 /// shared memory for head dim `d` (Attention.cu's Layout checks it).
-#define DTENSOR_ATTENTION_ROWS 64
+#define DTENSOR_ATTENTION_ROWS 128
 #define DTENSOR_ATTENTION_KEYS 64
-#define DTENSOR_ATTENTION_THREADS 128
+#define DTENSOR_ATTENTION_THREADS 256
 #ifdef __cplusplus
 constexpr int dtensorAttentionSmemBytes(int d) {
   return 2 * (d + 8) * (DTENSOR_ATTENTION_ROWS + 4 * DTENSOR_ATTENTION_KEYS);
