@@ -3,7 +3,8 @@
 # and e2e program (scripts/gpu-programs.txt) with 1, 2 and 4 ranks, each
 # checked against its unsharded artifact on fresh random inputs (fp32
 # relative error < 1e-5, bf16 < 1e-2); the TP MLP against PyTorch eager
-# with the same weights and under torchrun and mpirun; and a planted fault (a rank that skips a
+# with the same weights and under torchrun and mpirun; the fused attention
+# kernel against PyTorch's SDPA (scripts/gpu-attention-check.py); and a planted fault (a rank that skips a
 # collective), which must end with the watchdog's error naming the rank,
 # group and collective, not a hang. Needs no MLIR or LLVM: only the folder
 # gpu-build.sh wrote, CUDA's driver, NCCL, cuBLASLt (and PyTorch for the
@@ -58,6 +59,18 @@ if [[ " $RANKS " == *" 2 "* ]]; then
   else
     fail "tp_mlp vs PyTorch eager"; printf '%s\n' "$out" | tail -8 | sed 's/^/    /'
   fi
+fi
+
+# The runtime's fused attention kernel against PyTorch's SDPA (one rank).
+if python3 -c "import torch" 2> /dev/null; then
+  if out=$(python3 scripts/gpu-attention-check.py "$DIR" 2>&1); then
+    pass "fused attention vs PyTorch SDPA: $(printf '%s\n' "$out" | tail -1)"
+  else
+    fail "fused attention vs PyTorch SDPA"
+    printf '%s\n' "$out" | grep -v '^PASS' | tail -8 | sed 's/^/    /'
+  fi
+else
+  echo "SKIP fused attention vs PyTorch SDPA: no PyTorch"
 fi
 
 # The same artifact joining other launchers' ranks (their environment; the

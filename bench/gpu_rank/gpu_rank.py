@@ -277,7 +277,7 @@ def main():
     torch.cuda.init()
     initialised = False
     ctx = stream = None
-    rows, mm_cache = [], {}
+    rows = []
     for name in names:
         block, T, tp = pattern.match(name + ".so").groups()
         T, tp = int(T), int(tp)
@@ -358,7 +358,9 @@ def main():
                 sdpa = 0.0
             if not hasattr(main, "bw"):
                 main.bw = copy_bandwidth()
-            fl = floor_ms(block, T, tp, runtime, ctx, main.bw, sdpa, mm_cache)
+            # The floor in this case's own measurements (not cached across
+            # cases: clocks drift over a run).
+            fl = floor_ms(block, T, tp, runtime, ctx, main.bw, sdpa, {})
         row = dict(case=name, block=block, tokens=T, tp=tp, compiled_ms=compiled,
                    graph_ms=graph_ms, graph_host_us=host_us, floor_ms=fl,
                    eager_ms=eager, compile_ms=comp, sdpa_ms=sdpa,

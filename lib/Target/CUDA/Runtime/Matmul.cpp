@@ -14,8 +14,8 @@
 //
 // Plans. Per (type, shapes, strides, transposes, pointer alignments,
 // accumulate) the descriptors and the algorithm are built once and cached.
-// The algorithm is autotuned: the fastest of the heuristic's first 16
-// candidates, each timed (median of 3 after a warm-up) on a scratch output
+// The algorithm is autotuned: the fastest of the heuristic's first 32
+// candidates, each timed (median of 5 after a warm-up) on a scratch output
 // so that C is untouched. DTENSOR_MATMUL_AUTOTUNE=0 takes the heuristic's
 // first choice instead. DTENSOR_MATMUL_CACHE=<file> keeps the choices
 // across processes: read at the first matmul (entries of another cuBLASLt
@@ -53,8 +53,8 @@ namespace dtensor::rt::cuda {
 namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
-constexpr int kAutotuneCandidates = 16;
-constexpr int kAutotuneRepeats = 3;
+constexpr int kAutotuneCandidates = 32;
+constexpr int kAutotuneRepeats = 5;
 
 void checkLt(cublasStatus_t status, const char *op, const char *call) {
   if (status == CUBLAS_STATUS_SUCCESS)
