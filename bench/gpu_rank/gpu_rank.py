@@ -236,6 +236,26 @@ def copy_bandwidth():
     return 2 * src.numel() * 2 / (ms * 1e-3)
 
 
+def profile(call, path):
+    """Kernels and copies of three calls (CUPTI sees the runtime's launches
+    too): a Chrome trace at `path`, and the GPU time per kernel name."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+    torch.cuda.synchronize()
+    with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(3):
+            call()
+            torch.cuda.synchronize()
+            call.free()
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(path)
+    events = [e for e in prof.key_averages() if e.device_time_total > 0]
+    events.sort(key=lambda e: -e.device_time_total)
+    for e in events[:12]:
+        print(f"    {e.device_time_total / 3 / 1e3:8.3f} ms/call  "
+              f"{e.count // 3:3d}x  {e.key[:90]}")
+
+
 # --- main -----------------------------------------------------------------------
 
 def main():
@@ -246,6 +266,11 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--no-compile", action="store_true",
                     help="skip torch.compile (faster)")
+    ap.add_argument("--trace", default="",
+                    help="also profile 3 calls of each compiled program "
+                         "(CUPTI, through torch.profiler): a Chrome trace "
+                         "<case>.trace.json in this folder and the time per "
+                         "kernel on stdout")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     for k, v in {"DTENSOR_RANK": "0", "DTENSOR_WORLD_SIZE": "1",
@@ -320,6 +345,8 @@ def main():
             compiled = median_ms(call, a.iters, after=call.free)
             torch.cuda.synchronize()
             peak = runtime.dtensor_rt_cuda_peak_bytes(ctx, 1) / 2**20
+            if a.trace:
+                profile(call, os.path.join(a.trace, name + ".trace.json"))
             # CUDA graph of the whole program
             runtime.dtensor_rt_graph_begin(ctx)
             call()

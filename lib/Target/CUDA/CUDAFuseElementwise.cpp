@@ -6,11 +6,18 @@
 // Contractions are kept out of fusion so that the matmul rewrite still sees
 // them, and a linalg.transpose feeding a contraction is folded into the
 // contraction's indexing map (the runtime reads the transposed view in
-// place; no transpose kernel).
+// place; no transpose kernel). A fill used by several ops (CSE merges the
+// zero inits of matmuls that share a shape) is cloned so that each user
+// has its own: bufferization would otherwise write the filled buffer in
+// place for one user and copy it for the others, and the matmul rewrite
+// could fold none of the fills (a fill kernel, a copy kernel, and matmuls
+// that accumulate onto C).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Target/CUDA/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -73,6 +80,27 @@ struct FoldTransposeIntoContraction
   }
 };
 
+/// One fill (and tensor.empty under it) per user.
+static void splitSharedFills(Operation *root) {
+  SmallVector<linalg::FillOp> shared;
+  root->walk([&](linalg::FillOp fill) {
+    if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
+      shared.push_back(fill);
+  });
+  for (linalg::FillOp fill : shared) {
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        fill->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      OpBuilder builder(use->getOwner());
+      IRMapping mapping;
+      Value init = fill.getDpsInits()[0];
+      if (auto empty = init.getDefiningOp<tensor::EmptyOp>())
+        mapping.map(init, builder.clone(*empty)->getResult(0));
+      use->set(builder.clone(*fill, mapping)->getResult(0));
+    }
+  }
+}
+
 struct CUDAFuseElementwisePass
     : dtensor::impl::CUDAFuseElementwisePassBase<CUDAFuseElementwisePass> {
   using Base::Base;
@@ -89,7 +117,8 @@ struct CUDAFuseElementwisePass
     };
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    splitSharedFills(getOperation());
   }
 };
 

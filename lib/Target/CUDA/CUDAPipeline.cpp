@@ -82,11 +82,12 @@ void mlir::dtensor::buildCUDALoweringPipeline(
   // arith/math on tensors have no bufferization: make them linalg.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 
-  // 2. One kernel per chain of elementwise ops.
+  // 2. One kernel per chain of elementwise ops; one zero fill per matmul.
+  //    No CSE after it: it would merge the fills again.
   pm.addNestedPass<func::FuncOp>(createCUDAFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
 
   // 3. Buffers (as on the CPU target).
   addBufferizationPasses(pm);

@@ -59,3 +59,31 @@ func.func @into_matmul(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %c: tensor<8
   %r = linalg.matmul ins(%s, %wt : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
   return %r : tensor<8x32xf32>
 }
+
+// -----
+
+// A SwiGLU's gate and up projections share one zero init (CSE merges
+// same-shaped fills): each gets its own fill (and empty tensor), so that
+// bufferization gives each matmul a fresh buffer and the matmul rewrite
+// folds both fills (accumulate=0) instead of a fill kernel, a copy kernel
+// and matmuls accumulating onto C.
+// CHECK-LABEL: func.func @shared_zero_init(
+// CHECK-DAG:     %[[E1:.*]] = tensor.empty() : tensor<8x32xbf16>
+// CHECK-DAG:     %[[E2:.*]] = tensor.empty() : tensor<8x32xbf16>
+// CHECK-DAG:     %[[F1:.*]] = linalg.fill ins(%{{.*}} : bf16) outs(%[[E1]] : tensor<8x32xbf16>)
+// CHECK-DAG:     %[[F2:.*]] = linalg.fill ins(%{{.*}} : bf16) outs(%[[E2]] : tensor<8x32xbf16>)
+// CHECK-DAG:     linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x16xbf16>, tensor<16x32xbf16>) outs(%[[F1]] : tensor<8x32xbf16>)
+// CHECK-DAG:     linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x16xbf16>, tensor<16x32xbf16>) outs(%[[F2]] : tensor<8x32xbf16>)
+// CHECK:         return
+func.func @shared_zero_init(%x: tensor<8x16xbf16>, %w1: tensor<16x32xbf16>,
+                            %w3: tensor<16x32xbf16>)
+    -> (tensor<8x32xbf16>, tensor<8x32xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<8x32xbf16>
+  %f = linalg.fill ins(%zero : bf16) outs(%e : tensor<8x32xbf16>) -> tensor<8x32xbf16>
+  %a = linalg.matmul ins(%x, %w1 : tensor<8x16xbf16>, tensor<16x32xbf16>)
+      outs(%f : tensor<8x32xbf16>) -> tensor<8x32xbf16>
+  %b = linalg.matmul ins(%x, %w3 : tensor<8x16xbf16>, tensor<16x32xbf16>)
+      outs(%f : tensor<8x32xbf16>) -> tensor<8x32xbf16>
+  return %a, %b : tensor<8x32xbf16>, tensor<8x32xbf16>
+}
