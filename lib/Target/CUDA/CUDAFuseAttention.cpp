@@ -17,6 +17,8 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
+#include "RuntimeCalls.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -102,16 +104,22 @@ static std::optional<Contraction> matchContraction(Operation *op) {
   return c;
 }
 
+/// An elementwise op on tensors of one input into one output, both indexed
+/// by the identity, whose result has one use.
+static bool isUnaryElementwise(linalg::GenericOp op) {
+  return op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
+         op.getNumReductionLoops() == 0 && op.hasPureTensorSemantics() &&
+         llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }) &&
+         op->getResult(0).hasOneUse();
+}
+
 /// The scale and mask of the elementwise op between the scores and the
 /// softmax: y = x * c (or x / c, or x), optionally
 /// select(key > query, -inf, y) with key and query the last two loop
 /// indices; x is the input or its extension.
 static bool matchScaleMask(linalg::GenericOp op, Attention &a) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics() ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }) ||
-      !op->getResult(0).hasOneUse())
+  if (!isUnaryElementwise(op))
     return false;
   unsigned rank = op.getNumLoops();
   Block *body = op.getBody();
@@ -159,8 +167,8 @@ static bool matchScaleMask(linalg::GenericOp op, Attention &a) {
       return false;
     a.scale = c.getValueAsDouble();
     used.insert(mul);
-    used.insert((other == mul.getLhs() ? mul.getRhs() : mul.getLhs())
-                    .getDefiningOp());
+    used.insert(
+        (other == mul.getLhs() ? mul.getRhs() : mul.getLhs()).getDefiningOp());
     value = other;
   } else if (auto div = value.getDefiningOp<arith::DivFOp>()) {
     if (!matchPattern(div.getRhs(), m_Constant(&c)) ||
@@ -186,11 +194,7 @@ static bool matchScaleMask(linalg::GenericOp op, Attention &a) {
 
 /// An elementwise cast of the probabilities (truncf/extf of the input).
 static bool isCast(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics() ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }) ||
-      !op->getResult(0).hasOneUse())
+  if (!isUnaryElementwise(op))
     return false;
   Block *body = op.getBody();
   if (body->getOperations().size() != 2)
@@ -268,12 +272,12 @@ static std::optional<Attention> match(linalg::SoftmaxOp softmax) {
       !outType.hasStaticShape())
     return std::nullopt;
   int64_t d = qType.getShape().back();
-  if ((d != 64 && d != 128) || cast<RankedTensorType>(a.v.getType())
-                                       .getShape()
-                                       .back() != d)
+  if ((d != 64 && d != 128) ||
+      cast<RankedTensorType>(a.v.getType()).getShape().back() != d)
     return std::nullopt;
   int64_t queries = qType.getShape()[batched ? 1 : 0];
-  int64_t keys = cast<RankedTensorType>(a.k.getType()).getShape()[batched ? 1 : 0];
+  int64_t keys =
+      cast<RankedTensorType>(a.k.getType()).getShape()[batched ? 1 : 0];
   if (a.causal && queries != keys)
     return std::nullopt;
   a.chain = {user};
@@ -301,17 +305,6 @@ struct CUDAFuseAttentionPass
       rewrite(module, a);
   }
 
-  func::FuncOp declare(ModuleOp module, StringRef name, TypeRange inputs,
-                       TypeRange results) {
-    if (auto func = module.lookupSymbol<func::FuncOp>(name))
-      return func;
-    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    auto func = func::FuncOp::create(builder, module.getLoc(), name,
-                                     builder.getFunctionType(inputs, results));
-    func.setPrivate();
-    return func;
-  }
-
   void rewrite(ModuleOp module, Attention &a) {
     Operation *pv = a.pv;
     OpBuilder builder(pv);
@@ -321,17 +314,15 @@ struct CUDAFuseAttentionPass
     Type element = outType.getElementType();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto unranked = UnrankedMemRefType::get(element, 0);
-    func::FuncOp contextFn = declare(module, "dtensor_rt_context", {}, {ptr});
     std::string name = std::string("dtensor_rt_attention_") +
                        (element.isBF16() ? "bf16" : "f16");
-    func::FuncOp attention = declare(
+    func::FuncOp attention = cuda::declareRuntimeFunction(
         module, name,
         {ptr, unranked, unranked, unranked, unranked, builder.getF32Type(),
          builder.getI64Type()},
         {});
     Value context =
-        func::CallOp::create(builder, loc, contextFn, ValueRange{})
-            .getResult(0);
+        cuda::getRuntimeContext(pv->getParentOfType<func::FuncOp>());
     // Any layout: q, k, v are often views (slices of a fused projection).
     auto buffer = [&](Value tensor) -> Value {
       auto type = cast<RankedTensorType>(tensor.getType());

@@ -134,9 +134,10 @@ static std::optional<int64_t> vectorLanes(linalg::LinalgOp op,
   for (Operation &nested : op.getBlock()->without_terminator()) {
     indexed |= isa<linalg::IndexOp>(nested);
     if (nested.getNumRegions() ||
-        (nested.getNumOperands() && !OpTrait::hasElementwiseMappableTraits(
-                                        &nested)) ||
-        (!nested.getNumOperands() && !nested.hasTrait<OpTrait::ConstantLike>() &&
+        (nested.getNumOperands() &&
+         !OpTrait::hasElementwiseMappableTraits(&nested)) ||
+        (!nested.getNumOperands() &&
+         !nested.hasTrait<OpTrait::ConstantLike>() &&
          !isa<linalg::IndexOp>(nested)))
       return std::nullopt;
   }
@@ -304,12 +305,15 @@ static std::optional<TypedAttr> identityOf(Operation *combiner) {
   return llvm::TypeSwitch<Operation *, std::optional<TypedAttr>>(combiner)
       .Case<arith::AddFOp>([&](auto) { return real(0.0); })
       .Case<arith::MulFOp>([&](auto) { return real(1.0); })
-      .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](auto) { return real(-inf); })
-      .Case<arith::MinimumFOp, arith::MinNumFOp>([&](auto) { return real(inf); })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp>(
+          [&](auto) { return real(-inf); })
+      .Case<arith::MinimumFOp, arith::MinNumFOp>(
+          [&](auto) { return real(inf); })
       .Case<arith::AddIOp, arith::OrIOp, arith::XOrIOp>(
           [&](auto) { return integer(APInt::getZero(width)); })
       .Case<arith::MulIOp>([&](auto) { return integer(APInt(width, 1)); })
-      .Case<arith::AndIOp>([&](auto) { return integer(APInt::getAllOnes(width)); })
+      .Case<arith::AndIOp>(
+          [&](auto) { return integer(APInt::getAllOnes(width)); })
       .Case<arith::MaxSIOp>(
           [&](auto) { return integer(APInt::getSignedMinValue(width)); })
       .Case<arith::MinSIOp>(
@@ -440,8 +444,8 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   Value lane = arith::RemUIOp::create(rewriter, loc, flat, warp);
   SmallVector<Value> rowIndices;
   delinearize(row, ArrayRef(loops).take_front(parallel), rowIndices);
-  Value identity = arith::ConstantOp::create(rewriter, loc,
-                                             *identityOf(combiner));
+  Value identity =
+      arith::ConstantOp::create(rewriter, loc, *identityOf(combiner));
   // Lane l folds chunks of `lanes` consecutive elements starting at
   // l * lanes, 32 * lanes apart.
   Value chunk = constant(lanes);
@@ -479,7 +483,8 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
             rewriter.getI64IntegerAttr(lanes *
                                        (element.getIntOrFloatBitWidth() / 8)));
       } else {
-        loaded[number] = memref::LoadOp::create(rewriter, loc, input->get(), at);
+        loaded[number] =
+            memref::LoadOp::create(rewriter, loc, input->get(), at);
       }
     }
     // The body once per element of the chunk, in order.
@@ -520,17 +525,17 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   Value partial = fold.getResult(0);
   Value width = arith::ConstantIntOp::create(rewriter, loc, kWarp, 32);
   for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
-    Value other =
-        gpu::ShuffleOp::create(rewriter, loc, partial,
-                               arith::ConstantIntOp::create(rewriter, loc,
-                                                            offset, 32),
-                               width, gpu::ShuffleMode::XOR)
-            .getShuffleResult();
+    Value other = gpu::ShuffleOp::create(
+                      rewriter, loc, partial,
+                      arith::ConstantIntOp::create(rewriter, loc, offset, 32),
+                      width, gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
     partial = combine(partial, other);
   }
   Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
                                       lane, zero);
-  auto write = scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
+  auto write =
+      scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
   rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
   Value out = op.getDpsInitOperand(0)->get();
   Value old = memref::LoadOp::create(rewriter, loc, out, rowIndices);

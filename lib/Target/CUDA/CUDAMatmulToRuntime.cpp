@@ -9,6 +9,7 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
+#include "RuntimeCalls.h"
 #include "Views.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -211,7 +212,6 @@ struct CUDAMatmulToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    contexts.clear();
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
       if (linalg::isaContractionOpInterface(op))
@@ -220,33 +220,6 @@ struct CUDAMatmulToRuntimePass
     for (linalg::LinalgOp op : matmuls)
       if (failed(lower(op)))
         return signalPassFailure();
-  }
-
-  func::FuncOp declare(ModuleOp module, StringRef name, TypeRange inputs,
-                       TypeRange results) {
-    if (auto func = module.lookupSymbol<func::FuncOp>(name))
-      return func;
-    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    auto func = func::FuncOp::create(builder, module.getLoc(), name,
-                                     builder.getFunctionType(inputs, results));
-    func.setPrivate();
-    return func;
-  }
-
-  /// dtensor_rt_context(), called once at the top of `func`.
-  Value context(func::FuncOp func) {
-    auto it = contexts.find(func);
-    if (it != contexts.end())
-      return it->second;
-    auto module = func->getParentOfType<ModuleOp>();
-    auto ptr = LLVM::LLVMPointerType::get(func.getContext());
-    func::FuncOp callee = declare(module, "dtensor_rt_context", {}, {ptr});
-    OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
-    Value ctx =
-        func::CallOp::create(builder, func.getLoc(), callee, ValueRange{})
-            .getResult(0);
-    contexts[func] = ctx;
-    return ctx;
   }
 
   LogicalResult lower(linalg::LinalgOp op) {
@@ -399,15 +372,15 @@ struct CUDAMatmulToRuntimePass
         builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1));
     SmallVector<Value> args;
     if (withContext)
-      args.push_back(context(func));
+      args.push_back(cuda::getRuntimeContext(func));
     args.push_back(unranked(viewA));
     args.push_back(unranked(viewB));
     args.push_back(unranked(viewC));
     args.push_back(accumulate);
-    func::FuncOp callee =
-        declare(func->getParentOfType<ModuleOp>(),
-                (Twine("dtensor_rt_matmul_") + *suffix).str(),
-                TypeRange(ValueRange(args)), {});
+    func::FuncOp callee = cuda::declareRuntimeFunction(
+        func->getParentOfType<ModuleOp>(),
+        (Twine("dtensor_rt_matmul_") + *suffix).str(),
+        TypeRange(ValueRange(args)), {});
     func::CallOp::create(builder, loc, callee, args);
     if (permutedC) {
       builder.setInsertionPoint(op);
@@ -418,8 +391,6 @@ struct CUDAMatmulToRuntimePass
     op.erase();
     return success();
   }
-
-  DenseMap<Operation *, Value> contexts;
 };
 
 } // namespace

@@ -70,9 +70,9 @@ StridedView decode4(int64_t rank, void *descriptor, const char *op,
   return v;
 }
 
-void attention(void *ctx, int typeSlot, const char *op, int64_t qRank,
-               void *q, int64_t kRank, void *k, int64_t vRank, void *v,
-               int64_t oRank, void *o, float scale, int64_t causal) {
+void attention(void *ctx, int typeSlot, const char *op, int64_t qRank, void *q,
+               int64_t kRank, void *k, int64_t vRank, void *v, int64_t oRank,
+               void *o, float scale, int64_t causal) {
   DeviceState &dev = device(op);
   if (ctx != &dev)
     cudaFatal(op, ctx ? "context argument is not dtensor_rt_context() of "
@@ -92,8 +92,7 @@ void attention(void *ctx, int typeSlot, const char *op, int64_t qRank,
     cudaFatal(op, "head dim " + std::to_string(d) + " (supported: 64, 128)");
   if (causal && sq != skv)
     cudaFatal(op, "a causal mask needs as many queries as keys (" +
-                      std::to_string(sq) + " and " + std::to_string(skv) +
-                      ")");
+                      std::to_string(sq) + " and " + std::to_string(skv) + ")");
   for (StridedView *view : {&qv, &kv, &vv, &ov})
     if (view->strides[3] != 1 && view->sizes[3] > 1)
       cudaFatal(op, "the head dim must have unit stride");
@@ -143,10 +142,9 @@ void attention(void *ctx, int typeSlot, const char *op, int64_t qRank,
 
 extern "C" {
 
-void dtensor_rt_attention_bf16(void *ctx, int64_t qRank, void *q,
-                               int64_t kRank, void *k, int64_t vRank, void *v,
-                               int64_t oRank, void *o, float scale,
-                               int64_t causal) {
+void dtensor_rt_attention_bf16(void *ctx, int64_t qRank, void *q, int64_t kRank,
+                               void *k, int64_t vRank, void *v, int64_t oRank,
+                               void *o, float scale, int64_t causal) {
   dtensor::rt::cuda::attention(ctx, 0, "attention_bf16", qRank, q, kRank, k,
                                vRank, v, oRank, o, scale, causal);
 }

@@ -42,11 +42,11 @@
 #include <cublasLt.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
-#include <cstdio>
 
 namespace dtensor::rt::cuda {
 
@@ -183,8 +183,7 @@ MatmulState &matmulState(const char *op) {
       cudaFatal(op, "cuMemAlloc of the " + std::to_string(kWorkspaceBytes) +
                         "-byte matmul workspace failed: " + describe(rc));
     state.workspace = reinterpret_cast<void *>(ws);
-    if (const char *path = std::getenv("DTENSOR_MATMUL_CACHE");
-        path && *path) {
+    if (const char *path = std::getenv("DTENSOR_MATMUL_CACHE"); path && *path) {
       state.cachePath = path;
       state.cacheIdentity = cacheIdentity(device(op));
       readCache(state);
@@ -258,8 +257,8 @@ cublasLtMatmulPreference_t makePreference(const void *a, const void *b,
                     {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC},
                     {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC}};
   for (auto &entry : alignments)
-    DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref,
-               entry.attribute, entry.value, sizeof(uint32_t));
+    DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref, entry.attribute,
+               entry.value, sizeof(uint32_t));
   return pref;
 }
 
@@ -279,10 +278,9 @@ float timeAlgorithm(MatmulState &st, const Plan &p,
     if (rep >= 0)
       DTENSOR_CU(op, cuEventRecord, events[2 * rep], dev.compute);
     // cuBLASLt's A is our B, its B our A (C^T = B^T A^T).
-    ok = cublasLtMatmul(st.handle, p.desc, &alpha, b, p.layoutA, a,
-                        p.layoutB, &beta, c, p.layoutC, d, p.layoutC, &algo,
-                        st.workspace, kWorkspaceBytes,
-                        dev.compute) == CUBLAS_STATUS_SUCCESS;
+    ok = cublasLtMatmul(st.handle, p.desc, &alpha, b, p.layoutA, a, p.layoutB,
+                        &beta, c, p.layoutC, d, p.layoutC, &algo, st.workspace,
+                        kWorkspaceBytes, dev.compute) == CUBLAS_STATUS_SUCCESS;
     if (rep >= 0)
       DTENSOR_CU(op, cuEventRecord, events[2 * rep + 1], dev.compute);
   }
@@ -328,8 +326,8 @@ cublasLtMatmulAlgo_t chooseAlgorithm(MatmulState &st, const Plan &p,
                                      const void *c, size_t cBytes, float beta,
                                      bool autotune, const std::string &key,
                                      const char *op) {
-  std::vector<cublasLtMatmulHeuristicResult_t> results = candidates(
-      st, p, pref, autotune ? kAutotuneCandidates : 1, key, op);
+  std::vector<cublasLtMatmulHeuristicResult_t> results =
+      candidates(st, p, pref, autotune ? kAutotuneCandidates : 1, key, op);
   cublasLtMatmulAlgo_t best = results[0].algo;
   if (!autotune)
     return best;
@@ -460,8 +458,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     // cuBLASLt's A is our B, its B our A (C^T = B^T A^T); Layouts.h.
     Plan p = makePlan(
         dataType, tf32,
-        planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB),
-        op);
+        planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB), op);
     cublasLtMatmulPreference_t pref =
         makePreference(av.data, bv.data, cv.data, op);
     if (!(autotune && lookupCache(st, key, p, op)))
@@ -480,9 +477,9 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
 
 /// dtensor_rt_matmul_best_ms: dense row-major operands, every candidate
 /// timed (not cached: a benchmark wants the floor, not a plan).
-float bestMatmulMs(void *ctx, int32_t type, int64_t batch, int64_t m,
-                   int64_t n, int64_t k, void *a, void *b, void *c,
-                   int32_t wanted, int32_t repeats) {
+float bestMatmulMs(void *ctx, int32_t type, int64_t batch, int64_t m, int64_t n,
+                   int64_t k, void *a, void *b, void *c, int32_t wanted,
+                   int32_t repeats) {
   const char *op = "matmul_best_ms";
   DeviceState &dev = device(op);
   if (ctx != &dev)
@@ -498,14 +495,13 @@ float bestMatmulMs(void *ctx, int32_t type, int64_t batch, int64_t m,
     cudaFatal(op, "sizes and counts must be positive and below 2^31");
   Orientation rowMajorA{false, k}, rowMajorB{false, n};
   MatmulState &st = matmulState(op);
-  Plan p = makePlan(types[type], /*tf32=*/false,
-                    planGemm(batch, m, k, n, rowMajorA, m * k, rowMajorB,
-                             k * n),
-                    op);
+  Plan p = makePlan(
+      types[type], /*tf32=*/false,
+      planGemm(batch, m, k, n, rowMajorA, m * k, rowMajorB, k * n), op);
   cublasLtMatmulPreference_t pref = makePreference(a, b, c, op);
   std::string what = "A [" + std::to_string(batch) + "," + std::to_string(m) +
-                     "," + std::to_string(k) + "] B [.., " +
-                     std::to_string(n) + "]";
+                     "," + std::to_string(k) + "] B [.., " + std::to_string(n) +
+                     "]";
   float best = -1;
   for (const cublasLtMatmulHeuristicResult_t &r :
        candidates(st, p, pref, wanted, what, op)) {
@@ -553,8 +549,7 @@ float dtensor_rt_matmul_best_ms(void *ctx, int32_t type, int64_t batch,
                                 int64_t m, int64_t n, int64_t k, void *a,
                                 void *b, void *c, int32_t candidates,
                                 int32_t repeats) {
-  return bestMatmulMs(ctx, type, batch, m, n, k, a, b, c, candidates,
-                      repeats);
+  return bestMatmulMs(ctx, type, batch, m, n, k, a, b, c, candidates, repeats);
 }
 
 } // extern "C"
