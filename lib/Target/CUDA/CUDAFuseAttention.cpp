@@ -349,22 +349,16 @@ struct CUDAFuseAttentionPass
         builder, loc, outType, out, /*restrict=*/true, /*writable=*/true);
     pv->getResult(0).replaceAllUsesWith(result);
     for (Operation *op : a.chain) {
-      SmallVector<Value> inits;
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-        inits = llvm::to_vector(linalgOp.getDpsInits());
+      SmallVector<Value> operands(op->getOperands());
       op->erase();
-      // Fills and empties left without users go too.
-      for (Value init : inits) {
-        Operation *def = init.getDefiningOp();
-        while (def && def->use_empty() &&
-               isa<linalg::FillOp, tensor::EmptyOp>(def)) {
-          Operation *next =
-              isa<linalg::FillOp>(def)
-                  ? cast<linalg::FillOp>(def).getDpsInits()[0].getDefiningOp()
-                  : nullptr;
-          def->erase();
-          def = next;
-        }
+      // Inits (fills, empty tensors) left without users go too.
+      while (!operands.empty()) {
+        Operation *def = operands.pop_back_val().getDefiningOp();
+        if (!def || !def->use_empty() ||
+            !isa<linalg::FillOp, tensor::EmptyOp>(def))
+          continue;
+        llvm::append_range(operands, def->getOperands());
+        def->erase();
       }
     }
   }
