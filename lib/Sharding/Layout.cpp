@@ -240,3 +240,87 @@ LogicalResult mlir::dtensor::verifyLayoutAttrs(FunctionOpInterface func) {
   });
   return failure(walk.wasInterrupted());
 }
+
+/// Whether `layout` replicates on every mesh dimension.
+static bool isFullyReplicated(LayoutAttr layout) {
+  return llvm::all_of(layout.getPlacements(), [](PlacementAttr placement) {
+    return placement.isReplicate();
+  });
+}
+
+LogicalResult mlir::dtensor::globalizeLocalBoundaries(FunctionOpInterface func) {
+  if (func.isExternal())
+    return success();
+  Block &body = func.getFunctionBody().front();
+  Operation *terminator = body.getTerminator();
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<FromLocalOp, ToLocalOp>(op))
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return success();
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+  SmallVector<Type> resultTypes(func.getResultTypes());
+  MLIRContext *ctx = func->getContext();
+  auto layoutName = StringAttr::get(ctx, kLayoutAttrName);
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    auto fromLocal = dyn_cast<FromLocalOp>(op);
+    auto toLocal = dyn_cast<ToLocalOp>(op);
+    Value input = op->getOperand(0);
+    LayoutAttr layout = fromLocal ? fromLocal.getLayout() : toLocal.getLayout();
+    if (isFullyReplicated(layout) &&
+        input.getType() == op->getResult(0).getType()) {
+      Value global = AnnotateOp::create(b, op->getLoc(), input.getType(),
+                                        input, layout);
+      op->getResult(0).replaceAllUsesWith(global);
+      op->erase();
+      continue;
+    }
+    if (fromLocal) {
+      auto arg = dyn_cast<BlockArgument>(input);
+      bool onArgument =
+          arg && arg.getOwner() == &body &&
+          llvm::all_of(arg.getUsers(), [&](Operation *user) {
+            auto other = dyn_cast<FromLocalOp>(user);
+            return other && other.getLayout() == layout &&
+                   other.getType() == fromLocal.getType();
+          });
+      if (!onArgument)
+        return op->emitError("from_local of a sharded or partial layout is "
+                             "supported on function arguments only (an "
+                             "argument read by from_local ops of one layout)");
+      unsigned index = arg.getArgNumber();
+      Attribute existing = func.getArgAttr(index, layoutName);
+      if (existing && existing != layout)
+        return op->emitError("from_local of argument #")
+               << index << " as " << layout << ", but the argument is laid out "
+               << existing;
+      // The argument may be read by several from_local ops: the first one
+      // retypes it, every one is replaced by it.
+      arg.setType(fromLocal.getType());
+      argTypes[index] = fromLocal.getType();
+      func.setArgAttr(index, layoutName, layout);
+      fromLocal.getResult().replaceAllUsesWith(arg);
+      op->erase();
+      continue;
+    }
+    Value local = toLocal.getResult();
+    bool onResult = local.hasOneUse() && *local.getUsers().begin() == terminator &&
+                    toLocal->getBlock() == &body;
+    if (!onResult)
+      return op->emitError("to_local of a sharded or partial layout is "
+                           "supported on function results only (its one use "
+                           "returned)");
+    unsigned index = local.getUses().begin()->getOperandNumber();
+    Value global =
+        AnnotateOp::create(b, op->getLoc(), input.getType(), input, layout);
+    resultTypes[index] = input.getType();
+    func.setResultAttr(index, layoutName, layout);
+    local.replaceAllUsesWith(global);
+    op->erase();
+  }
+  func.setType(FunctionType::get(ctx, argTypes, resultTypes));
+  return success();
+}

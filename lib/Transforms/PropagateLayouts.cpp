@@ -532,10 +532,6 @@ LogicalResult Propagator::run() {
       result = visitRedistribute(redistribute);
     else if (auto ret = dyn_cast<func::ReturnOp>(op))
       result = visitReturn(ret);
-    else if (isa<FromLocalOp, ToLocalOp>(op))
-      result = op.emitError(
-          "from_local/to_local in a global-view function being propagated "
-          "are not supported");
     else
       result = visitOp(&op);
     if (failed(result))
@@ -592,6 +588,10 @@ struct PropagateLayoutsPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      // Local tensors at the function's boundary become global arguments
+      // and results laid out as their from_local/to_local say.
+      if (failed(globalizeLocalBoundaries(func)))
+        return signalPassFailure();
       bool distributed = false;
       FailureOr<MeshOp> mesh = findMesh(func, symbols, distributed);
       if (!distributed)
