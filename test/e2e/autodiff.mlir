@@ -42,6 +42,14 @@
 // RUN: timeout 120 dtensor-run %t.emb4.mlir -n 4 --entry lm_ends_grad --seed 31 --tolerance 1e-5 | FileCheck %s --check-prefix=EMB
 // RUN: timeout 120 dtensor-run %t.emb2.mlir -n 2 --entry lm_ends_grad --seed 32 --tolerance 1e-5 | FileCheck %s --check-prefix=EMB
 //
+// Max and product reductions over the sharded dim of an S(1) input: the
+// gradient goes to the maximum, and to each factor as the product of the
+// others (rules checked against finite differences in AutodiffTest.cpp).
+// RUN: dtensor-opt %S/Inputs/reductions-grad.mlir --dtensor-autodiff -o %t.red4.mlir
+// RUN: sed 's/shape = \[4\]/shape = [2]/' %t.red4.mlir > %t.red2.mlir
+// RUN: timeout 120 dtensor-run %t.red4.mlir -n 4 --entry f_grad --seed 39 --tolerance 1e-5 | FileCheck %s --check-prefix=RED
+// RUN: timeout 120 dtensor-run %t.red2.mlir -n 2 --entry f_grad --seed 40 --tolerance 1e-5 | FileCheck %s --check-prefix=RED
+//
 // Three SGD steps of the MLP's mean-squared loss (examples/train_mlp.mlir):
 // the losses of each step and the weights after the last one equal the
 // unsharded training run's.
@@ -59,6 +67,10 @@
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 29 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_train --seed 30 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP-TRAIN
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 34 --tolerance 1e-5 --overlap=default | FileCheck %s --check-prefix=FSDP
+
+// RED: @f_grad on {{[24]}} ranks
+// RED: output #2 tensor<8x16xf32> on @tp [S(1)]: {{.*}} ok
+// RED: PASS
 
 // EMB: @lm_ends_grad on {{[24]}} ranks
 // EMB: output #1 tensor<128x32xf32> on @tp [S(0)]: {{.*}} ok

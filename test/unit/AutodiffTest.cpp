@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace mlir;
@@ -51,9 +52,10 @@ double dot(const HostTensor &a, const HostTensor &b) {
 /// option string, possibly empty), then checks the returned gradients of
 /// arguments `wrt` against finite differences along `trials` random
 /// directions.
-void checkGradients(llvm::StringRef source, llvm::StringRef name,
-                    llvm::ArrayRef<unsigned> wrt, llvm::StringRef options = "",
-                    int trials = 3) {
+void checkGradients(
+    llvm::StringRef source, llvm::StringRef name, llvm::ArrayRef<unsigned> wrt,
+    llvm::StringRef options = "", int trials = 3,
+    const std::function<void(std::vector<HostTensor> &)> &adjust = {}) {
   Session session;
   std::string diagnostics;
   session.setDiagnosticCallback([&](const dtensor::Diagnostic &d) {
@@ -93,6 +95,8 @@ void checkGradients(llvm::StringRef source, llvm::StringRef name,
     }
     args.push_back(randomTensor(tensorType.getShape(), rng));
   }
+  if (adjust)
+    adjust(args);
   std::vector<HostTensor> seeds;
   for (Type type : func.getResultTypes())
     seeds.push_back(
@@ -384,6 +388,60 @@ func.func @embed(%ids: tensor<2x4x1xi64>, %t: tensor<5x3xf64>) -> tensor<2x4x3xf
 }
 
 // Only the marked arguments are differentiated; an unused one gets zeros.
+// Max, min and product reductions (linalg.generic and linalg.reduce), of
+// a computed element: the gradient goes to the extreme element, and to
+// every factor as the product of the others.
+constexpr llvm::StringLiteral kReductions = R"mlir(
+#x = affine_map<(i, j) -> (i, j)>
+#r = affine_map<(i, j) -> (i)>
+func.func @f(%x: tensor<4x6xf64>) -> (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %inf = arith.constant 0x7FF0000000000000 : f64
+  %one = arith.constant 1.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %fn = linalg.fill ins(%inf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %fp = linalg.fill ins(%one : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %mx = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %s = arith.mulf %a, %a : f64
+    %m = arith.maximumf %acc, %s : f64
+    linalg.yield %m : f64
+  } -> tensor<4xf64>
+  %mn = linalg.reduce ins(%x : tensor<4x6xf64>) outs(%fn : tensor<4xf64>) dimensions = [1]
+    (%a: f64, %acc: f64) {
+      %m = arith.minnumf %a, %acc : f64
+      linalg.yield %m : f64
+    }
+  %pr = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fp : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %m = arith.mulf %acc, %a : f64
+    linalg.yield %m : f64
+  } -> tensor<4xf64>
+  return %mx, %mn, %pr : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>
+}
+)mlir";
+
+TEST(Autodiff, MaxMinProductReductionsMatchFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(kReductions, "f", {0});
+}
+
+// The product's gradient where factors are zero: row 1 has one zero (its
+// gradient is the product of the others), row 2 two (all gradients zero).
+// The product is a polynomial, so central differences hold there too.
+TEST(Autodiff, ProductReductionWithZerosMatchesFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(kReductions, "f", {0}, "", 3,
+                 [](std::vector<HostTensor> &args) {
+                   args[0].set(1 * 6 + 2, 0.0);
+                   args[0].set(2 * 6 + 3, 0.0);
+                   args[0].set(2 * 6 + 4, 0.0);
+                 });
+}
+
 TEST(Autodiff, MarkedArgumentsOnly) {
   DTENSOR_REQUIRE_CPU_TARGET();
   checkGradients(R"mlir(
