@@ -67,6 +67,8 @@
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 29 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_train --seed 30 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP-TRAIN
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 34 --tolerance 1e-5 --overlap=default | FileCheck %s --check-prefix=FSDP
+// With the gradient reduce_scatters bucketed (test/Compiler/backward-overlap.mlir):
+// RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 47 --tolerance 1e-5 --overlap=bucket-collectives,default | FileCheck %s --check-prefix=FSDP
 
 // RED: @f_grad on {{[24]}} ranks
 // RED: output #2 tensor<8x16xf32> on @tp [S(1)]: {{.*}} ok
