@@ -181,8 +181,22 @@ void mlir::dtensor::setResultLayouts(Operation *op,
 
 LayoutAttr mlir::dtensor::getLayoutOf(Value value) {
   if (auto arg = dyn_cast<BlockArgument>(value)) {
-    auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-    if (!func || arg.getOwner() != &func.getFunctionBody().front())
+    Operation *parent = arg.getOwner()->getParentOp();
+    auto func = dyn_cast<FunctionOpInterface>(parent);
+    if (!func) {
+      // A value a loop carries (the trailing block arguments of its body,
+      // one per result): the layout of the loop's result.
+      unsigned numArgs = arg.getOwner()->getNumArguments();
+      unsigned numResults = parent ? parent->getNumResults() : 0;
+      if (!parent || !isa<RankedTensorType>(arg.getType()) ||
+          numResults > numArgs ||
+          arg.getArgNumber() < numArgs - numResults)
+        return {};
+      SmallVector<LayoutAttr> layouts = getResultLayouts(parent);
+      unsigned index = arg.getArgNumber() - (numArgs - numResults);
+      return index < layouts.size() ? layouts[index] : LayoutAttr();
+    }
+    if (arg.getOwner() != &func.getFunctionBody().front())
       return {};
     return func.getArgAttrOfType<LayoutAttr>(arg.getArgNumber(),
                                              kLayoutAttrName);

@@ -50,16 +50,20 @@
 // RUN: timeout 120 dtensor-run %t.red4.mlir -n 4 --entry f_grad --seed 39 --tolerance 1e-5 | FileCheck %s --check-prefix=RED
 // RUN: timeout 120 dtensor-run %t.red2.mlir -n 2 --entry f_grad --seed 40 --tolerance 1e-5 | FileCheck %s --check-prefix=RED
 //
-// Three SGD steps of the MLP's mean-squared loss (examples/train_mlp.mlir):
-// the losses of each step and the weights after the last one equal the
-// unsharded training run's.
+// Three SGD steps of the MLP's mean-squared loss (examples/train_mlp.mlir)
+// in one scf.for: the last step's loss and the weights after it equal the
+// unsharded training run's; unrolled, the loss of each step too.
 // RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 learning-rate=0.5' -o %t.train4.mlir
 // RUN: sed 's/shape = \[4\]/shape = [2]/' %t.train4.mlir > %t.train2.mlir
-// RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 27 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
-// RUN: timeout 120 dtensor-run %t.train2.mlir -n 2 --entry mlp_loss_train --seed 28 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
+// RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 27 --tolerance 1e-5 | FileCheck %s --check-prefix=LOOP
+// RUN: timeout 120 dtensor-run %t.train2.mlir -n 2 --entry mlp_loss_train --seed 28 --tolerance 1e-5 | FileCheck %s --check-prefix=LOOP
+// RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 learning-rate=0.5 unroll=1' -o %t.unrolled4.mlir
+// RUN: timeout 120 dtensor-run %t.unrolled4.mlir -n 4 --entry mlp_loss_train --seed 48 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
 // The same with Adam:
 // RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 optimizer=adam learning-rate=0.01' -o %t.adam4.mlir
-// RUN: timeout 120 dtensor-run %t.adam4.mlir -n 4 --entry mlp_loss_train --seed 37 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
+// RUN: timeout 120 dtensor-run %t.adam4.mlir -n 4 --entry mlp_loss_train --seed 37 --tolerance 1e-5 | FileCheck %s --check-prefix=LOOP
+// Scheduled for overlap, the loop's body included:
+// RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 49 --tolerance 1e-5 --overlap=default | FileCheck %s --check-prefix=LOOP
 //
 // FSDP + TP on a 2x2 mesh (examples/fsdp_tp_mlp.mlir): gradients, and two
 // SGD steps.
@@ -84,8 +88,16 @@
 // FSDP: output #2 tensor<32x16xf32> on @m [S(1), S(0)]: {{.*}} ok
 // FSDP: PASS
 // FSDP-TRAIN: @fsdp_tp_mlp_train on 4 ranks (mesh @m)
-// FSDP-TRAIN-COUNT-4: ok
+// FSDP-TRAIN: output #0 tensor<8x16xf32> on @m [S(0), R]: {{.*}} ok
+// FSDP-TRAIN: output #1 tensor<16x32xf32> on @m [S(0), S(1)]: {{.*}} ok
+// FSDP-TRAIN: output #2 tensor<32x16xf32> on @m [S(1), S(0)]: {{.*}} ok
 // FSDP-TRAIN: PASS
+
+// LOOP: @mlp_loss_train on {{[24]}} ranks
+// LOOP: output #0 tensor<f32> on @tp [{{R|P\(sum\)}}]: {{.*}} ok
+// LOOP: output #1 tensor<16x32xf32> on @tp [S(1)]: {{.*}} ok
+// LOOP: output #2 tensor<32x16xf32> on @tp [S(0)]: {{.*}} ok
+// LOOP: PASS
 
 // TRAIN: @mlp_loss_train on {{[24]}} ranks
 // TRAIN-COUNT-3: output #{{[0-2]}} tensor<f32> on @tp [{{R|P\(sum\)}}]: {{.*}} ok

@@ -498,16 +498,18 @@ func.func @loss(%x: tensor<4x6xf64>, %t: tensor<4x3xf64>,
 }
 )mlir";
 
-// dtensor-train-steps: K unrolled steps equal K host-driven steps of the
-// joint function (forward loss, gradients with a seed of one, w -= lr * g).
-TEST(TrainSteps, MatchHostDrivenSteps) {
-  DTENSOR_REQUIRE_CPU_TARGET();
+// dtensor-train-steps: K steps, unrolled or as one scf.for, equal K
+// host-driven steps of the joint function (forward loss, gradients with a
+// seed of one, w -= lr * g). Unrolled, the loss of every step is returned;
+// in a loop, the last step's.
+void checkSgdSteps(bool unroll) {
   Session session;
   auto module = session.parse(kLoss);
   ASSERT_TRUE(succeeded(module));
   ASSERT_TRUE(succeeded(session.runPipeline(
-      **module,
-      "dtensor-autodiff,dtensor-train-steps{steps=3 learning-rate=0.25}")));
+      **module, std::string("dtensor-autodiff,dtensor-train-steps{steps=3 "
+                            "learning-rate=0.25 unroll=") +
+                    (unroll ? "1" : "0") + "}")));
   Session::stripPlacements(**module);
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
   auto exe = session.compile(**module);
@@ -518,16 +520,19 @@ TEST(TrainSteps, MatchHostDrivenSteps) {
   HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
   auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
   ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
-  ASSERT_EQ(trained->size(), 5u); // 3 losses, w, b
+  size_t losses = unroll ? 3 : 1;
+  ASSERT_EQ(trained->size(), losses + 2); // losses, w, b
 
   HostTensor seed(ElementType::F64, {});
   seed.set(0, 1.0);
   for (int step = 0; step < 3; ++step) {
     auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
     ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
-    EXPECT_NEAR((*trained)[step].get(0), (*joint)[0].get(0), 1e-12)
-        << "loss of step " << step;
-    if (step > 0) // The loss goes down.
+    size_t reported = unroll ? step : (step == 2 ? 0 : losses);
+    if (reported < losses)
+      EXPECT_NEAR((*trained)[reported].get(0), (*joint)[0].get(0), 1e-12)
+          << "loss of step " << step;
+    if (unroll && step > 0) // The loss goes down.
       EXPECT_LT((*trained)[step].get(0), (*trained)[step - 1].get(0));
     for (int64_t i = 0; i < w.getNumElements(); ++i)
       w.set(i, w.get(i) - 0.25 * (*joint)[1].get(i));
@@ -535,27 +540,37 @@ TEST(TrainSteps, MatchHostDrivenSteps) {
       b.set(i, b.get(i) - 0.25 * (*joint)[2].get(i));
   }
   for (int64_t i = 0; i < w.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[3].get(i), w.get(i), 1e-12);
+    EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
   for (int64_t i = 0; i < b.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[4].get(i), b.get(i), 1e-12);
+    EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
+}
+
+TEST(TrainSteps, UnrolledMatchHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkSgdSteps(/*unroll=*/true);
+}
+
+TEST(TrainSteps, LoopMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkSgdSteps(/*unroll=*/false);
 }
 
 } // namespace
 
 namespace {
 
-// Adam: K unrolled steps equal torch.optim.Adam's update computed on the
-// host from the joint function's gradients (moments from zero, bias
-// corrected).
-TEST(TrainSteps, AdamMatchesHostDrivenSteps) {
-  DTENSOR_REQUIRE_CPU_TARGET();
+// Adam: K steps, unrolled or in a loop (bias corrections from the loop's
+// step number), equal torch.optim.Adam's update computed on the host from
+// the joint function's gradients (moments from zero, bias corrected).
+void checkAdamSteps(bool unroll) {
   Session session;
   auto module = session.parse(kLoss);
   ASSERT_TRUE(succeeded(module));
   ASSERT_TRUE(succeeded(session.runPipeline(
-      **module, "dtensor-autodiff,dtensor-train-steps{steps=3 "
-                "optimizer=adam learning-rate=0.05 beta1=0.8 beta2=0.95 "
-                "epsilon=1e-6}")));
+      **module, std::string("dtensor-autodiff,dtensor-train-steps{steps=3 "
+                            "optimizer=adam learning-rate=0.05 beta1=0.8 "
+                            "beta2=0.95 epsilon=1e-6 unroll=") +
+                    (unroll ? "1" : "0") + "}")));
   Session::stripPlacements(**module);
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
   auto exe = session.compile(**module);
@@ -566,7 +581,8 @@ TEST(TrainSteps, AdamMatchesHostDrivenSteps) {
   HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
   auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
   ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
-  ASSERT_EQ(trained->size(), 5u);
+  size_t losses = unroll ? 3 : 1;
+  ASSERT_EQ(trained->size(), losses + 2);
 
   HostTensor seed(ElementType::F64, {});
   seed.set(0, 1.0);
@@ -585,15 +601,28 @@ TEST(TrainSteps, AdamMatchesHostDrivenSteps) {
   for (int step = 1; step <= 3; ++step) {
     auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
     ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
-    EXPECT_NEAR((*trained)[step - 1].get(0), (*joint)[0].get(0), 1e-12);
+    if (unroll || step == 3)
+      EXPECT_NEAR((*trained)[unroll ? step - 1 : 0].get(0),
+                  (*joint)[0].get(0), 1e-12);
     adam(w, (*joint)[1], mw, vw, step);
     adam(b, (*joint)[2], mb, vb, step);
   }
   for (int64_t i = 0; i < w.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[3].get(i), w.get(i), 1e-12);
+    EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
   for (int64_t i = 0; i < b.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[4].get(i), b.get(i), 1e-12);
-  EXPECT_LT((*trained)[2].get(0), (*trained)[0].get(0));
+    EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
+  if (unroll)
+    EXPECT_LT((*trained)[2].get(0), (*trained)[0].get(0));
+}
+
+TEST(TrainSteps, AdamUnrolledMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkAdamSteps(/*unroll=*/true);
+}
+
+TEST(TrainSteps, AdamLoopMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkAdamSteps(/*unroll=*/false);
 }
 
 } // namespace
