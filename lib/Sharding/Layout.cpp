@@ -278,22 +278,23 @@ LogicalResult mlir::dtensor::globalizeLocalBoundaries(FunctionOpInterface func) 
   SmallVector<Type> resultTypes(func.getResultTypes());
   MLIRContext *ctx = func->getContext();
   auto layoutName = StringAttr::get(ctx, kLayoutAttrName);
+  auto layoutOfOp = [](Operation *op) {
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op))
+      return fromLocal.getLayout();
+    return cast<ToLocalOp>(op).getLayout();
+  };
+  auto isAnnotation = [&](Operation *op) {
+    return isFullyReplicated(layoutOfOp(op)) &&
+           op->getOperand(0).getType() == op->getResult(0).getType();
+  };
+  // Every op is checked before any is rewritten, so that a refused
+  // function is left as it was.
   for (Operation *op : ops) {
-    OpBuilder b(op);
-    auto fromLocal = dyn_cast<FromLocalOp>(op);
-    auto toLocal = dyn_cast<ToLocalOp>(op);
-    Value input = op->getOperand(0);
-    LayoutAttr layout = fromLocal ? fromLocal.getLayout() : toLocal.getLayout();
-    if (isFullyReplicated(layout) &&
-        input.getType() == op->getResult(0).getType()) {
-      Value global = AnnotateOp::create(b, op->getLoc(), input.getType(),
-                                        input, layout);
-      op->getResult(0).replaceAllUsesWith(global);
-      op->erase();
+    if (isAnnotation(op))
       continue;
-    }
-    if (fromLocal) {
-      auto arg = dyn_cast<BlockArgument>(input);
+    LayoutAttr layout = layoutOfOp(op);
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op)) {
+      auto arg = dyn_cast<BlockArgument>(fromLocal.getInput());
       bool onArgument =
           arg && arg.getOwner() == &body &&
           llvm::all_of(arg.getUsers(), [&](Operation *user) {
@@ -305,28 +306,43 @@ LogicalResult mlir::dtensor::globalizeLocalBoundaries(FunctionOpInterface func) 
         return op->emitError("from_local of a sharded or partial layout is "
                              "supported on function arguments only (an "
                              "argument read by from_local ops of one layout)");
-      unsigned index = arg.getArgNumber();
-      Attribute existing = func.getArgAttr(index, layoutName);
+      Attribute existing = func.getArgAttr(arg.getArgNumber(), layoutName);
       if (existing && existing != layout)
         return op->emitError("from_local of argument #")
-               << index << " as " << layout << ", but the argument is laid out "
-               << existing;
-      // The argument may be read by several from_local ops: the first one
-      // retypes it, every one is replaced by it.
+               << arg.getArgNumber() << " as " << layout
+               << ", but the argument is laid out " << existing;
+      continue;
+    }
+    Value local = op->getResult(0);
+    if (!local.hasOneUse() || *local.getUsers().begin() != terminator ||
+        op->getBlock() != &body)
+      return op->emitError("to_local of a sharded or partial layout is "
+                           "supported on function results only (its one use "
+                           "returned)");
+  }
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Value input = op->getOperand(0);
+    LayoutAttr layout = layoutOfOp(op);
+    if (isAnnotation(op)) {
+      Value global = AnnotateOp::create(b, op->getLoc(), input.getType(),
+                                        input, layout);
+      op->getResult(0).replaceAllUsesWith(global);
+      op->erase();
+      continue;
+    }
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op)) {
+      // An argument read by several from_local ops: the first retypes it,
+      // each is replaced by it.
+      auto arg = cast<BlockArgument>(input);
       arg.setType(fromLocal.getType());
-      argTypes[index] = fromLocal.getType();
-      func.setArgAttr(index, layoutName, layout);
+      argTypes[arg.getArgNumber()] = fromLocal.getType();
+      func.setArgAttr(arg.getArgNumber(), layoutName, layout);
       fromLocal.getResult().replaceAllUsesWith(arg);
       op->erase();
       continue;
     }
-    Value local = toLocal.getResult();
-    bool onResult = local.hasOneUse() && *local.getUsers().begin() == terminator &&
-                    toLocal->getBlock() == &body;
-    if (!onResult)
-      return op->emitError("to_local of a sharded or partial layout is "
-                           "supported on function results only (its one use "
-                           "returned)");
+    Value local = op->getResult(0);
     unsigned index = local.getUses().begin()->getOperandNumber();
     Value global =
         AnnotateOp::create(b, op->getLoc(), input.getType(), input, layout);

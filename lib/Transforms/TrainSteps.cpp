@@ -312,14 +312,30 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
       // Adam's moments), laid out as the arguments, and the forward
       // results of the step (zeros before the first; propagation gives
       // them the layout the step yields).
-      SmallVector<Value> inits;
-      for (auto [r, arg] : updates)
-        inits.push_back(current[arg]);
-      if (adam)
-        for (auto [r, arg] : updates) {
-          inits.push_back(adamStates[arg].m);
-          inits.push_back(adamStates[arg].v);
-        }
+      // The carried state in loop order: updated arguments, then Adam's
+      // moments; `setCarried` rebinds it to the loop's values.
+      auto carried = [&]() {
+        SmallVector<Value> values;
+        for (auto [r, arg] : updates)
+          values.push_back(current[arg]);
+        if (adam)
+          for (auto [r, arg] : updates) {
+            values.push_back(adamStates[arg].m);
+            values.push_back(adamStates[arg].v);
+          }
+        return values;
+      };
+      auto setCarried = [&](ValueRange values) {
+        unsigned i = 0;
+        for (auto [r, arg] : updates)
+          current[arg] = values[i++];
+        if (adam)
+          for (auto [r, arg] : updates) {
+            adamStates[arg].m = values[i++];
+            adamStates[arg].v = values[i++];
+          }
+      };
+      SmallVector<Value> inits = carried();
       for (unsigned r = 0; r < numForward; ++r)
         inits.push_back(zerosLike(type.getResult(r)));
       Value lower = arith::ConstantIndexOp::create(b, loc, 0);
@@ -329,14 +345,7 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
       Block *body = loop.getBody();
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(body);
-      unsigned i = 0;
-      for (auto [r, arg] : updates)
-        current[arg] = loop.getRegionIterArgs()[i++];
-      if (adam)
-        for (auto [r, arg] : updates) {
-          adamStates[arg].m = loop.getRegionIterArgs()[i++];
-          adamStates[arg].v = loop.getRegionIterArgs()[i++];
-        }
+      setCarried(loop.getRegionIterArgs());
       // t = iv + 1 as a float, for Adam's bias corrections.
       Value stepNumber;
       if (adam) {
@@ -346,14 +355,8 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         stepNumber = arith::SIToFPOp::create(b, loc, b.getF64Type(), asInt);
       }
       SmallVector<Value> forward = emitStep(std::nullopt, stepNumber);
-      SmallVector<Value> yielded;
-      for (auto [r, arg] : updates)
-        yielded.push_back(current[arg]);
-      if (adam)
-        for (auto [r, arg] : updates) {
-          yielded.push_back(adamStates[arg].m);
-          yielded.push_back(adamStates[arg].v);
-        }
+      SmallVector<Value> yielded = carried();
+      unsigned numCarried = yielded.size();
       // The step's forward results as the joint function returns them
       // (where it requests a layout), so that propagation plans the step as
       // it plans the joint function.
@@ -361,11 +364,9 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         yielded.push_back(requestLayout(value, r));
       scf::YieldOp::create(b, loc, yielded);
       b.setInsertionPointAfter(loop);
-      unsigned numCarried = updates.size() * (adam ? 3 : 1);
       llvm::append_range(results,
                          loop.getResults().drop_front(numCarried));
-      for (auto [j, update] : llvm::enumerate(updates))
-        current[update.second] = loop.getResult(j);
+      setCarried(loop.getResults());
     }
     for (auto [r, arg] : updates)
       results.push_back(current[arg]);
