@@ -25,7 +25,7 @@ cp "$BIN/dtensor-launch" "$LIB/libdtensor_runtime_cuda.so" "$OUT/"
 
 # source NAME SRC N -> prints the program for N ranks (plan applied).
 source_for() {
-  local name=$1 src=$2 n=$3 file plan dtype=f32
+  local name=$1 src=$2 n=$3 file plan dtype=f32 passes=()
   if [[ "$src" == gen:* ]]; then
     local args=${src#gen:}
     python3 bench/compile_time/gen_transformer.py ${args//,/ } \
@@ -33,6 +33,10 @@ source_for() {
     file="$OUT/src/$name.gen.mlir"; plan="$OUT/src/$name.plan.json"
   else
     if [[ "$src" == bf16:* ]]; then dtype=bf16; src=${src#bf16:}; fi
+    if [[ "$src" == grad:* ]]; then passes=(--dtensor-autodiff); src=${src#grad:}; fi
+    if [[ "$src" == train:* ]]; then
+      passes=(--dtensor-autodiff "--dtensor-train-steps=steps=3 learning-rate=0.1"); src=${src#train:}
+    fi
     file=$src; plan=${src%.mlir}.plan.json
   fi
   local text
@@ -40,6 +44,9 @@ source_for() {
     text=$("$BIN/dtensor-opt" "$file" --dtensor-apply-tp-plan=plan="$plan") || return 1
   else
     text=$(cat "$file")
+  fi
+  if [ ${#passes[@]} -gt 0 ]; then
+    text=$(printf '%s\n' "$text" | "$BIN/dtensor-opt" "${passes[@]}") || return 1
   fi
   text=$(printf '%s\n' "$text" | sed "s/NRANKS/$n/g; s/shape = \[4\]/shape = [$n]/g")
   [ "$dtype" = bf16 ] && text=$(printf '%s\n' "$text" | sed 's/f32/bf16/g')
@@ -64,5 +71,5 @@ while read -r name src entry ranks dtype flags; do
       echo "gpu-build: $c does not compile: $(grep -m1 error "$OUT/$c.compile.log")" >&2
     fi
   done
-done < scripts/gpu-programs.txt
+done < "${PROGRAMS:-scripts/gpu-programs.txt}"
 echo "gpu-build: $built cases built, $failed failed to compile, in $OUT"

@@ -29,3 +29,7 @@ timeline attention docs/images/attention_llama8b.mlir \
 # (docs/autodiff.md), partitioned and scheduled.
 timeline tp_mlp_backward docs/images/tp_mlp_llama8b.mlir \
   "dtensor-autodiff{functions=mlp},"
+# FSDP + TP on a 2x2 mesh (examples/fsdp_tp_mlp.mlir at the same sizes):
+# the backward's gradient reduce_scatters over dp.
+timeline fsdp_tp_backward docs/images/fsdp_tp_mlp_llama8b.mlir \
+  "dtensor-autodiff{functions=fsdp_tp_mlp},"

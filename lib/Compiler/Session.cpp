@@ -174,7 +174,11 @@ LogicalResult Session::runPipeline(ModuleOp module, llvm::StringRef pipeline) {
 void Session::stripPlacements(ModuleOp module) {
   // Layout ops, and the layouts propagation (or a test's input) recorded on
   // other ops: with any left, propagation would start from them and
-  // partition the "unsharded" program.
+  // partition the "unsharded" program. Local boundaries become global
+  // arguments and results first, as propagation makes them (their errors
+  // are the sharded program's to report).
+  for (auto func : module.getOps<func::FuncOp>())
+    (void)globalizeLocalBoundaries(func);
   module.walk([](Operation *op) {
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       annotate.getResult().replaceAllUsesWith(annotate.getInput());

@@ -448,6 +448,12 @@ int Driver::run() {
   if (failed(parsed))
     return 2;
   ModuleOp original = **parsed;
+  // The inputs and outputs are global tensors: local ones at the entry's
+  // boundary (from_local of an argument, to_local of a result) are made
+  // global as propagation makes them.
+  for (auto func : original.getOps<func::FuncOp>())
+    if (failed(globalizeLocalBoundaries(func)))
+      return 2;
   if (llvm::Error e = selectEntry(original))
     return error(std::move(e));
 

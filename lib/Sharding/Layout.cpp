@@ -181,8 +181,22 @@ void mlir::dtensor::setResultLayouts(Operation *op,
 
 LayoutAttr mlir::dtensor::getLayoutOf(Value value) {
   if (auto arg = dyn_cast<BlockArgument>(value)) {
-    auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-    if (!func || arg.getOwner() != &func.getFunctionBody().front())
+    Operation *parent = arg.getOwner()->getParentOp();
+    auto func = dyn_cast<FunctionOpInterface>(parent);
+    if (!func) {
+      // A value a loop carries (the trailing block arguments of its body,
+      // one per result): the layout of the loop's result.
+      unsigned numArgs = arg.getOwner()->getNumArguments();
+      unsigned numResults = parent ? parent->getNumResults() : 0;
+      if (!parent || !isa<RankedTensorType>(arg.getType()) ||
+          numResults > numArgs ||
+          arg.getArgNumber() < numArgs - numResults)
+        return {};
+      SmallVector<LayoutAttr> layouts = getResultLayouts(parent);
+      unsigned index = arg.getArgNumber() - (numArgs - numResults);
+      return index < layouts.size() ? layouts[index] : LayoutAttr();
+    }
+    if (arg.getOwner() != &func.getFunctionBody().front())
       return {};
     return func.getArgAttrOfType<LayoutAttr>(arg.getArgNumber(),
                                              kLayoutAttrName);
@@ -239,4 +253,104 @@ LogicalResult mlir::dtensor::verifyLayoutAttrs(FunctionOpInterface func) {
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
+}
+
+/// Whether `layout` replicates on every mesh dimension.
+static bool isFullyReplicated(LayoutAttr layout) {
+  return llvm::all_of(layout.getPlacements(), [](PlacementAttr placement) {
+    return placement.isReplicate();
+  });
+}
+
+LogicalResult mlir::dtensor::globalizeLocalBoundaries(FunctionOpInterface func) {
+  if (func.isExternal())
+    return success();
+  Block &body = func.getFunctionBody().front();
+  Operation *terminator = body.getTerminator();
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<FromLocalOp, ToLocalOp>(op))
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return success();
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+  SmallVector<Type> resultTypes(func.getResultTypes());
+  MLIRContext *ctx = func->getContext();
+  auto layoutName = StringAttr::get(ctx, kLayoutAttrName);
+  auto layoutOfOp = [](Operation *op) {
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op))
+      return fromLocal.getLayout();
+    return cast<ToLocalOp>(op).getLayout();
+  };
+  auto isAnnotation = [&](Operation *op) {
+    return isFullyReplicated(layoutOfOp(op)) &&
+           op->getOperand(0).getType() == op->getResult(0).getType();
+  };
+  // Every op is checked before any is rewritten, so that a refused
+  // function is left as it was.
+  for (Operation *op : ops) {
+    if (isAnnotation(op))
+      continue;
+    LayoutAttr layout = layoutOfOp(op);
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op)) {
+      auto arg = dyn_cast<BlockArgument>(fromLocal.getInput());
+      bool onArgument =
+          arg && arg.getOwner() == &body &&
+          llvm::all_of(arg.getUsers(), [&](Operation *user) {
+            auto other = dyn_cast<FromLocalOp>(user);
+            return other && other.getLayout() == layout &&
+                   other.getType() == fromLocal.getType();
+          });
+      if (!onArgument)
+        return op->emitError("from_local of a sharded or partial layout is "
+                             "supported on function arguments only (an "
+                             "argument read by from_local ops of one layout)");
+      Attribute existing = func.getArgAttr(arg.getArgNumber(), layoutName);
+      if (existing && existing != layout)
+        return op->emitError("from_local of argument #")
+               << arg.getArgNumber() << " as " << layout
+               << ", but the argument is laid out " << existing;
+      continue;
+    }
+    Value local = op->getResult(0);
+    if (!local.hasOneUse() || *local.getUsers().begin() != terminator ||
+        op->getBlock() != &body)
+      return op->emitError("to_local of a sharded or partial layout is "
+                           "supported on function results only (its one use "
+                           "returned)");
+  }
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Value input = op->getOperand(0);
+    LayoutAttr layout = layoutOfOp(op);
+    if (isAnnotation(op)) {
+      Value global = AnnotateOp::create(b, op->getLoc(), input.getType(),
+                                        input, layout);
+      op->getResult(0).replaceAllUsesWith(global);
+      op->erase();
+      continue;
+    }
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op)) {
+      // An argument read by several from_local ops: the first retypes it,
+      // each is replaced by it.
+      auto arg = cast<BlockArgument>(input);
+      arg.setType(fromLocal.getType());
+      argTypes[arg.getArgNumber()] = fromLocal.getType();
+      func.setArgAttr(arg.getArgNumber(), layoutName, layout);
+      fromLocal.getResult().replaceAllUsesWith(arg);
+      op->erase();
+      continue;
+    }
+    Value local = op->getResult(0);
+    unsigned index = local.getUses().begin()->getOperandNumber();
+    Value global =
+        AnnotateOp::create(b, op->getLoc(), input.getType(), input, layout);
+    resultTypes[index] = input.getType();
+    func.setResultAttr(index, layoutName, layout);
+    local.replaceAllUsesWith(global);
+    op->erase();
+  }
+  func.setType(FunctionType::get(ctx, argTypes, resultTypes));
+  return success();
 }

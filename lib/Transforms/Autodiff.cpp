@@ -287,6 +287,48 @@ private:
 // The reverse sweep over one function
 //===----------------------------------------------------------------------===//
 
+/// How a reduction combines its elements into its init.
+enum class Combiner { Sum, Max, Min, Product };
+
+/// What the gradient of a reduction's element is scaled by, besides the
+/// cotangent: nothing for a sum; for max/min the tie mask over the number
+/// of ties (`extras` = result, init, count of elements equal to the
+/// result); for a product the product of the other factors (`extras` =
+/// count of zero elements, product of the init and the nonzero elements).
+/// `extras` are tensors indexed like the result.
+struct ReductionScale {
+  Combiner kind = Combiner::Sum;
+  SmallVector<Value> extras;
+};
+
+/// The factor d(result)/d(g) of a max/min/product reduction for the
+/// element `gp` (the primal of the combined value), from the `extras` of
+/// `kind` as block arguments.
+static Value buildScaleFactor(OpBuilder &b, Location loc, Combiner kind,
+                              Value gp, ValueRange extras) {
+  Type type = gp.getType();
+  Value zero = floatConstant(b, loc, type, 0.0);
+  Value one = floatConstant(b, loc, type, 1.0);
+  auto eq = [&](Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y)
+        .getResult();
+  };
+  if (kind == Combiner::Max || kind == Combiner::Min) {
+    // Ties share the gradient equally, the init counting as one of them.
+    Value y = extras[0], init = extras[1], count = extras[2];
+    Value initTie = arith::SelectOp::create(b, loc, eq(init, y), one, zero);
+    Value ties = arith::AddFOp::create(b, loc, count, initTie);
+    Value share = arith::DivFOp::create(b, loc, one, ties);
+    return arith::SelectOp::create(b, loc, eq(gp, y), share, zero);
+  }
+  // Product: the product of the other factors, exact with zeros among them.
+  Value zeros = extras[0], nonzero = extras[1];
+  Value quotient = arith::DivFOp::create(b, loc, nonzero, gp);
+  Value onlyZero = arith::AndIOp::create(b, loc, eq(zeros, one), eq(gp, zero));
+  Value withZero = arith::SelectOp::create(b, loc, onlyZero, nonzero, zero);
+  return arith::SelectOp::create(b, loc, eq(zeros, zero), quotient, withZero);
+}
+
 class FunctionDifferentiator {
 public:
   /// `forwardLayouts`: the layouts propagation gives the forward's values
@@ -316,7 +358,14 @@ private:
                                         ArrayRef<Value> operands,
                                         ArrayRef<AffineMap> operandMaps,
                                         ArrayRef<BlockArgument> blockArgs,
-                                        unsigned k, Value g, OpBuilder &b);
+                                        unsigned k, Value g,
+                                        const ReductionScale &scale,
+                                        OpBuilder &b);
+  SmallVector<Value> buildReductionAux(linalg::LinalgOp op,
+                                       ArrayRef<Value> operands,
+                                       ArrayRef<AffineMap> operandMaps,
+                                       ArrayRef<BlockArgument> blockArgs,
+                                       Value g, Combiner kind, OpBuilder &b);
   LogicalResult differentiateSoftmax(linalg::SoftmaxOp op, Value dy,
                                      OpBuilder &b);
   LayoutAttr getArgumentLayout(BlockArgument arg);
@@ -409,7 +458,7 @@ LayoutAttr FunctionDifferentiator::getArgumentLayout(BlockArgument arg) {
 FailureOr<Value> FunctionDifferentiator::buildOperandGradient(
     linalg::LinalgOp op, Value dy, ArrayRef<Value> operands,
     ArrayRef<AffineMap> operandMaps, ArrayRef<BlockArgument> blockArgs,
-    unsigned k, Value g, OpBuilder &b) {
+    unsigned k, Value g, const ReductionScale &scale, OpBuilder &b) {
   Location loc = op.getLoc();
   auto type = dyn_cast<RankedTensorType>(operands[k].getType());
   if (!type)
@@ -442,6 +491,11 @@ FailureOr<Value> FunctionDifferentiator::buildOperandGradient(
       cast<OpResult>(op->getResult(0)))};
   llvm::append_range(inputs, operands);
   llvm::append_range(maps, operandMaps);
+  AffineMap resultMap = maps.front();
+  for (Value extra : scale.extras) {
+    inputs.push_back(extra);
+    maps.push_back(resultMap);
+  }
   maps.push_back(map);
   Value init = accumulate
                    ? createZeros(b, loc, type)
@@ -467,6 +521,13 @@ FailureOr<Value> FunctionDifferentiator::buildOperandGradient(
           result = t->one ? args[0]
                           : arith::MulFOp::create(nb, nloc, args[0], t->value)
                                 .getResult();
+          if (scale.kind != Combiner::Sum) {
+            ValueRange extras =
+                args.slice(1 + operands.size(), scale.extras.size());
+            Value factor = buildScaleFactor(nb, nloc, scale.kind,
+                                            diff.getPrimal(g), extras);
+            result = arith::MulFOp::create(nb, nloc, result, factor);
+          }
           if (accumulate)
             result = arith::AddFOp::create(nb, nloc, args.back(), result);
         }
@@ -541,6 +602,69 @@ FailureOr<Value> FunctionDifferentiator::buildOperandGradient(
   return pruned.getResult(0);
 }
 
+SmallVector<Value> FunctionDifferentiator::buildReductionAux(
+    linalg::LinalgOp op, ArrayRef<Value> operands,
+    ArrayRef<AffineMap> operandMaps, ArrayRef<BlockArgument> blockArgs,
+    Value g, Combiner kind, OpBuilder &b) {
+  // One pass over the forward's loops: for max/min the number of elements
+  // equal to the result, for a product the number of zero elements and the
+  // product of the init and the nonzero ones.
+  Location loc = op.getLoc();
+  Value y = op->getResult(0);
+  Value init = op.getDpsInitOperand(0)->get();
+  auto type = cast<RankedTensorType>(y.getType());
+  AffineMap resultMap =
+      op.getIndexingMapMatchingResult(cast<OpResult>(op->getResult(0)));
+  SmallVector<Value> inputs(operands);
+  SmallVector<AffineMap> maps(operandMaps);
+  SmallVector<Value> outs{createZeros(b, loc, type)};
+  if (kind == Combiner::Product) {
+    outs.push_back(init);
+  } else {
+    inputs.push_back(y);
+    maps.push_back(resultMap);
+  }
+  maps.append(outs.size(), resultMap);
+  SmallVector<Type> resultTypes(outs.size(), type);
+  auto aux = linalg::GenericOp::create(
+      b, loc, resultTypes, inputs, outs, maps, op.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        IRMapping primal;
+        for (auto [i, arg] : llvm::enumerate(blockArgs))
+          primal.map(arg, args[i]);
+        BodyDifferentiator diff(nb, nloc, op.getBlock(), primal,
+                                blockArgs.front(), active);
+        Value gp = diff.getPrimal(g);
+        Type element = gp.getType();
+        Value zero = floatConstant(nb, nloc, element, 0.0);
+        Value one = floatConstant(nb, nloc, element, 1.0);
+        unsigned n = operands.size();
+        auto countIf = [&](Value acc, Value cond) {
+          Value inc = arith::SelectOp::create(nb, nloc, cond, one, zero);
+          return arith::AddFOp::create(nb, nloc, acc, inc).getResult();
+        };
+        if (kind == Combiner::Product) {
+          Value isZero = arith::CmpFOp::create(
+              nb, nloc, arith::CmpFPredicate::OEQ, gp, zero);
+          Value product = arith::MulFOp::create(nb, nloc, args[n + 1], gp);
+          linalg::YieldOp::create(
+              nb, nloc,
+              ValueRange{countIf(args[n], isZero),
+                         arith::SelectOp::create(nb, nloc, isZero,
+                                                 args[n + 1], product)
+                             .getResult()});
+          return;
+        }
+        Value tie = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                          gp, args[n]);
+        linalg::YieldOp::create(nb, nloc,
+                                ValueRange{countIf(args[n + 1], tie)});
+      });
+  if (kind == Combiner::Product)
+    return {aux.getResult(0), aux.getResult(1)};
+  return {y, init, aux.getResult(0)};
+}
+
 LogicalResult FunctionDifferentiator::differentiateLinalg(linalg::LinalgOp op,
                                                           Value dy,
                                                           OpBuilder &b) {
@@ -566,8 +690,10 @@ LogicalResult FunctionDifferentiator::differentiateLinalg(linalg::LinalgOp op,
     blockArgs.push_back(op.getMatchingBlockArgument(input));
   }
   Value g = yielded;
+  ReductionScale scale;
   if (hasReduction) {
-    // Only sums: y = init + sum(g), so dy/dg = 1 and dy/dinit = 1.
+    // y = init (+|max|min|*) g over the reduction loops. A sum gives
+    // dy/dg = 1 and dy/dinit = 1; max/min and product scale dy/dg.
     Operation *combiner = yielded.getDefiningOp();
     if (!combiner || combiner->getBlock() != body ||
         combiner->getNumOperands() != 2 ||
@@ -577,10 +703,19 @@ LogicalResult FunctionDifferentiator::differentiateLinalg(linalg::LinalgOp op,
                  << op->getName()
                  << "': a reduction must combine with its init",
              failure();
-    if (!isa<arith::AddFOp>(combiner))
+    if (isa<arith::AddFOp>(combiner))
+      scale.kind = Combiner::Sum;
+    else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
+      scale.kind = Combiner::Max;
+    else if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
+      scale.kind = Combiner::Min;
+    else if (isa<arith::MulFOp>(combiner))
+      scale.kind = Combiner::Product;
+    else
       return op->emitError("autodiff: cannot differentiate '")
                  << op->getName() << "': a reduction combined with '"
-                 << combiner->getName() << "' (only sums are supported)",
+                 << combiner->getName()
+                 << "' (sums, max, min and products are supported)",
              failure();
     g = combiner->getOperand(0) == initArg ? combiner->getOperand(1)
                                            : combiner->getOperand(0);
@@ -600,7 +735,23 @@ LogicalResult FunctionDifferentiator::differentiateLinalg(linalg::LinalgOp op,
         if (def->getBlock() == body)
           llvm::append_range(worklist, def->getOperands());
     }
-    addCotangent(initOperand->get(), dy);
+    if (scale.kind == Combiner::Sum) {
+      addCotangent(initOperand->get(), dy);
+    } else {
+      if (active.contains(initOperand->get()))
+        return op->emitError("autodiff: cannot differentiate '")
+                   << op->getName()
+                   << "': the init of a max, min or product reduction "
+                      "depends on a differentiated argument",
+               failure();
+      if (operands.empty())
+        return op->emitError("autodiff: cannot differentiate '")
+                   << op->getName() << "': a reduction without inputs",
+               failure();
+      if (llvm::any_of(operands, [&](Value v) { return active.contains(v); }))
+        scale.extras = buildReductionAux(op, operands, maps, blockArgs, g,
+                                         scale.kind, b);
+    }
   } else if (!initArg.use_empty()) {
     // An elementwise op reading its init: the init is one more input.
     operands.push_back(initOperand->get());
@@ -612,7 +763,8 @@ LogicalResult FunctionDifferentiator::differentiateLinalg(linalg::LinalgOp op,
     if (!active.contains(operands[k]))
       continue;
     FailureOr<Value> grad =
-        buildOperandGradient(op, dy, operands, maps, blockArgs, k, g, b);
+        buildOperandGradient(op, dy, operands, maps, blockArgs, k, g, scale,
+                             b);
     if (failed(grad))
       return failure();
     addCotangent(operands[k], *grad);

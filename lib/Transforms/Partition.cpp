@@ -78,6 +78,7 @@ private:
   LogicalResult emitStep(RedistributeOp op);
   LogicalResult partitionOp(Operation &op);
   LogicalResult partitionCreation(Operation &op);
+  LogicalResult partitionFor(scf::ForOp op);
   LogicalResult partitionGather(tensor::GatherOp op, const ShardingSpec &spec);
   LogicalResult checkStrategy(Operation &op, const ShardingSpec &spec);
   void fixLinalgIndices(linalg::LinalgOp local, Operation &global,
@@ -623,6 +624,15 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
   if (isa<AnnotateOp>(op))
     return op.emitError("annotation left in a function being partitioned; run "
                         "--dtensor-propagate-layouts first");
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return partitionFor(loop);
+  if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+    SmallVector<Value> values;
+    for (Value operand : yield.getOperands())
+      values.push_back(map.lookup(operand));
+    scf::YieldOp::create(builder, loc(), values);
+    return success();
+  }
   bool touchesTensors =
       llvm::any_of(op.getOperandTypes(), llvm::IsaPred<RankedTensorType>) ||
       llvm::any_of(op.getResultTypes(), llvm::IsaPred<RankedTensorType>);
@@ -712,6 +722,42 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
     expand.setStaticOutputShape(expand.getResultType().getShape());
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(local))
     fixLinalgIndices(linalgOp, op, *spec);
+  return success();
+}
+
+LogicalResult Partitioner::partitionFor(scf::ForOp op) {
+  // The same loop over local tensors: a carried tensor has one layout
+  // (propagation's), on entry, in the body and out of the loop.
+  SmallVector<Value> inits;
+  for (auto [init, result] : llvm::zip(op.getInitArgs(), op.getResults())) {
+    if (isa<RankedTensorType>(init.getType()) &&
+        layoutOf(init) != layoutOf(result))
+      return op.emitError("a loop carries a tensor entering as ")
+             << layoutOf(init) << " and leaving as " << layoutOf(result)
+             << "; run --dtensor-propagate-layouts first";
+    inits.push_back(map.lookup(init));
+  }
+  auto local = scf::ForOp::create(
+      builder, loc(), map.lookup(op.getLowerBound()),
+      map.lookup(op.getUpperBound()), map.lookup(op.getStep()), inits);
+  Block *body = local.getBody();
+  // The builder adds a yield to a loop without results; the body's own
+  // yield replaces it.
+  if (!body->empty())
+    body->getTerminator()->erase();
+  map.map(op.getInductionVar(), local.getInductionVar());
+  for (auto [global, carried] :
+       llvm::zip(op.getRegionIterArgs(), local.getRegionIterArgs()))
+    map.map(global, carried);
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(body);
+    for (Operation &inner : *op.getBody())
+      if (failed(partitionOp(inner)))
+        return failure();
+  }
+  for (auto [global, result] : llvm::zip(op.getResults(), local.getResults()))
+    map.map(global, result);
   return success();
 }
 

@@ -16,7 +16,10 @@
 #include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::dtensor {
 #define GEN_PASS_DEF_PROPAGATELAYOUTSPASS
@@ -26,9 +29,14 @@ namespace mlir::dtensor {
 using namespace mlir;
 using namespace mlir::dtensor;
 
-/// True for a function argument marked as a model parameter.
+/// True for a function argument marked as a model parameter, or a value a
+/// loop carries from one (a weight updated step by step).
 static bool isParameter(Value value) {
   auto arg = dyn_cast<BlockArgument>(value);
+  if (auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                      : scf::ForOp())
+    if (OpOperand *init = loop.getTiedLoopInit(arg))
+      return isParameter(init->get());
   auto func =
       arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
   return func && func.getArgAttr(arg.getArgNumber(), kParamAttrName);
@@ -147,6 +155,8 @@ private:
   LogicalResult visitAnnotate(AnnotateOp op);
   LogicalResult visitRedistribute(RedistributeOp op);
   LogicalResult visitReturn(func::ReturnOp op);
+  LogicalResult visitFor(scf::ForOp op);
+  LogicalResult visitBlock(Block &block);
   LogicalResult visitOp(Operation *op);
   void foldRedistributeChains();
   void writeLayouts();
@@ -380,6 +390,77 @@ LogicalResult Propagator::visitReturn(func::ReturnOp op) {
   return success();
 }
 
+LogicalResult Propagator::visitBlock(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    LogicalResult result = success();
+    if (auto annotate = dyn_cast<AnnotateOp>(op))
+      result = visitAnnotate(annotate);
+    else if (auto redistribute = dyn_cast<RedistributeOp>(op))
+      result = visitRedistribute(redistribute);
+    else if (auto ret = dyn_cast<func::ReturnOp>(op))
+      result = visitReturn(ret);
+    else if (auto loop = dyn_cast<scf::ForOp>(op))
+      result = visitFor(loop);
+    else if (isa<scf::YieldOp>(op))
+      result = success(); // The loop's visit handles it.
+    else
+      result = visitOp(&op);
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Propagator::visitFor(scf::ForOp op) {
+  // A carried tensor keeps one layout: its init's on entry, in the body
+  // and out of the loop; what the body yields is redistributed to it. A
+  // carried value the body does not read whose init is made from scalars
+  // (the previous step's loss) takes the layout the body yields instead.
+  Block *body = op.getBody();
+  llvm::SmallBitVector deferred(op.getNumRegionIterArgs());
+  for (auto [i, iterArg] : llvm::enumerate(op.getRegionIterArgs())) {
+    if (!isa<RankedTensorType>(iterArg.getType()))
+      continue;
+    Value init = op.getInitArgs()[i];
+    if (pending.contains(init) && iterArg.use_empty()) {
+      deferred.set(i);
+      continue;
+    }
+    if (pending.contains(init))
+      assign(init, replicated());
+    layouts[iterArg] = layouts.lookup(init);
+  }
+  // Redistributions made in the body do not dominate what follows it.
+  auto outside = redistributed;
+  if (failed(visitBlock(*body)))
+    return failure();
+  redistributed = std::move(outside);
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  for (auto [i, iterArg] : llvm::enumerate(op.getRegionIterArgs())) {
+    if (!isa<RankedTensorType>(iterArg.getType()))
+      continue;
+    Value yielded = yield.getOperand(i);
+    if (pending.contains(yielded))
+      assign(yielded, replicated());
+    if (deferred.test(i)) {
+      LayoutAttr layout = layouts.lookup(yielded);
+      layouts[iterArg] = layout;
+      FailureOr<Value> init = materialize(op.getInitArgs()[i], layout, op);
+      if (failed(init))
+        return failure();
+      op.getInitArgsMutable()[i].assign(*init);
+    } else {
+      FailureOr<Value> value =
+          materialize(yielded, layouts.lookup(iterArg), yield);
+      if (failed(value))
+        return failure();
+      yield->setOperand(i, *value);
+    }
+    layouts[op.getResult(i)] = layouts.lookup(iterArg);
+  }
+  return success();
+}
+
 LogicalResult Propagator::visitOp(Operation *op) {
   bool touchesTensors =
       llvm::any_of(op->getOperandTypes(), llvm::IsaPred<RankedTensorType>) ||
@@ -489,15 +570,22 @@ void Propagator::writeLayouts() {
   for (Value value : pending)
     layouts[value] = replicated();
   pending.clear();
-  for (Operation &op : func.getBody().front()) {
-    if (isa<RedistributeOp, func::ReturnOp>(op) || op.getNumResults() == 0)
-      continue;
-    if (!llvm::any_of(op.getResultTypes(), llvm::IsaPred<RankedTensorType>))
-      continue;
-    SmallVector<LayoutAttr> resultLayouts;
-    for (Value result : op.getResults())
-      resultLayouts.push_back(layouts.lookup(result));
-    setResultLayouts(&op, resultLayouts);
+  // The function's ops and those of the loops in it.
+  SmallVector<Block *> blocks{&func.getBody().front()};
+  while (!blocks.empty()) {
+    Block *block = blocks.pop_back_val();
+    for (Operation &op : *block) {
+      if (auto loop = dyn_cast<scf::ForOp>(op))
+        blocks.push_back(loop.getBody());
+      if (isa<RedistributeOp, func::ReturnOp>(op) || op.getNumResults() == 0)
+        continue;
+      if (!llvm::any_of(op.getResultTypes(), llvm::IsaPred<RankedTensorType>))
+        continue;
+      SmallVector<LayoutAttr> resultLayouts;
+      for (Value result : op.getResults())
+        resultLayouts.push_back(layouts.lookup(result));
+      setResultLayouts(&op, resultLayouts);
+    }
   }
 }
 
@@ -524,23 +612,8 @@ LogicalResult Propagator::run() {
     }
     layouts[arg] = layout;
   }
-  for (Operation &op : llvm::make_early_inc_range(body)) {
-    LogicalResult result = success();
-    if (auto annotate = dyn_cast<AnnotateOp>(op))
-      result = visitAnnotate(annotate);
-    else if (auto redistribute = dyn_cast<RedistributeOp>(op))
-      result = visitRedistribute(redistribute);
-    else if (auto ret = dyn_cast<func::ReturnOp>(op))
-      result = visitReturn(ret);
-    else if (isa<FromLocalOp, ToLocalOp>(op))
-      result = op.emitError(
-          "from_local/to_local in a global-view function being propagated "
-          "are not supported");
-    else
-      result = visitOp(&op);
-    if (failed(result))
-      return failure();
-  }
+  if (failed(visitBlock(body)))
+    return failure();
   foldRedistributeChains();
   writeLayouts();
   return success();
@@ -592,6 +665,10 @@ struct PropagateLayoutsPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      // Local tensors at the function's boundary become global arguments
+      // and results laid out as their from_local/to_local say.
+      if (failed(globalizeLocalBoundaries(func)))
+        return signalPassFailure();
       bool distributed = false;
       FailureOr<MeshOp> mesh = findMesh(func, symbols, distributed);
       if (!distributed)

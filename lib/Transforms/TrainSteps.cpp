@@ -10,6 +10,7 @@
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Transforms/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <cmath>
@@ -141,7 +142,10 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
       argAttrs.push_back(joint.getArgAttrDict(i)
                              ? joint.getArgAttrDict(i)
                              : DictionaryAttr::get(ctx));
-    for (int64_t step = 0; step < steps; ++step)
+    // Unrolled: the forward results of every step; as a loop: the last
+    // step's (carried through the loop).
+    int64_t reported = unroll ? static_cast<int64_t>(steps) : 1;
+    for (int64_t step = 0; step < reported; ++step)
       for (unsigned r = 0; r < numForward; ++r) {
         resultTypes.push_back(type.getResult(r));
         resultAttrs.push_back(jointResultAttrs[r]);
@@ -156,6 +160,17 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
     auto trainFunc = func::FuncOp::create(
         b, loc, name, FunctionType::get(ctx, argTypes, resultTypes));
     symbols.insert(trainFunc);
+    // An updated argument is laid out as its gradient is (the argument's
+    // own layout, dtensor-autodiff's request): the weights stay in that
+    // layout across steps instead of being replicated by propagation.
+    for (auto [r, arg] : updates)
+      if (auto layout =
+              joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName))
+        if (!argAttrs[arg].get(kLayoutAttrName)) {
+          NamedAttrList attrs(argAttrs[arg]);
+          attrs.set(kLayoutAttrName, layout);
+          argAttrs[arg] = attrs.getDictionary(ctx);
+        }
     trainFunc.setAllArgAttrs(argAttrs);
     trainFunc.setAllResultAttrs(resultAttrs);
     Block *entry = trainFunc.addEntryBlock();
@@ -165,30 +180,34 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
     bool adam = optimizer == "adam";
     DenseMap<unsigned, AdamState> adamStates;
     auto requestLayout = [&](Value value, unsigned r) {
-      if (auto layout =
-              joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName))
-        return Value(
-            AnnotateOp::create(b, loc, value.getType(), value, layout));
-      return value;
+      auto layout = joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName);
+      auto annotate = value.getDefiningOp<AnnotateOp>();
+      if (!layout || (annotate && annotate.getLayout() == layout))
+        return value;
+      return Value(AnnotateOp::create(b, loc, value.getType(), value, layout));
+    };
+    auto zerosLike = [&](Type type) {
+      auto tensorType = cast<RankedTensorType>(type);
+      Value empty = tensor::EmptyOp::create(b, loc, tensorType.getShape(),
+                                            tensorType.getElementType());
+      Value zero = arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(tensorType.getElementType(), 0.0));
+      return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
     };
     if (adam) {
       // Moments start at zero, laid out as their arguments.
-      for (auto [r, arg] : updates) {
-        auto argType = cast<RankedTensorType>(type.getInput(arg));
-        auto zeros = [&]() {
-          Value empty = tensor::EmptyOp::create(b, loc, argType.getShape(),
-                                                argType.getElementType());
-          Value zero = arith::ConstantOp::create(
-              b, loc, b.getFloatAttr(argType.getElementType(), 0.0));
-          return requestLayout(
-              linalg::FillOp::create(b, loc, zero, empty).getResult(0), r);
-        };
-        adamStates[arg] = {zeros(), zeros()};
-      }
+      for (auto [r, arg] : updates)
+        adamStates[arg] = {requestLayout(zerosLike(type.getInput(arg)), r),
+                           requestLayout(zerosLike(type.getInput(arg)), r)};
     }
     Block &jointBody = joint.getBody().front();
     SmallVector<Value> results;
-    for (int64_t step = 0; step < steps; ++step) {
+
+    // One step: the joint body on `current` with seeds of ones, then the
+    // update; `stepNumber` (1-based) is Adam's t, a constant when unrolled,
+    // from the loop's induction variable (a scalar f64) in a loop.
+    auto emitStep = [&](std::optional<int64_t> constantStep,
+                        Value stepNumber) -> SmallVector<Value> {
       IRMapping mapping;
       for (unsigned i = 0; i < type.getNumInputs(); ++i) {
         BlockArgument arg = jointBody.getArgument(i);
@@ -210,10 +229,13 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
       for (Operation &op : jointBody.without_terminator())
         b.clone(op, mapping);
       Operation *ret = jointBody.getTerminator();
+      SmallVector<Value> forward;
       for (unsigned r = 0; r < numForward; ++r)
-        results.push_back(mapping.lookup(ret->getOperand(r)));
+        forward.push_back(mapping.lookup(ret->getOperand(r)));
       for (auto [r, arg] : updates) {
-        Value grad = mapping.lookup(ret->getOperand(r));
+        // The gradient as the joint function returns it (in its requested
+        // layout), so that propagation plans the backward as the joint's.
+        Value grad = requestLayout(mapping.lookup(ret->getOperand(r)), r);
         if (!adam) {
           current[arg] = requestLayout(
               createUpdate(b, loc, current[arg], grad, learningRate), r);
@@ -227,9 +249,21 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
           return arith::ConstantOp::create(
               nb, nloc, nb.getFloatAttr(elementType, value));
         };
-        double t = static_cast<double>(step + 1);
-        double correction1 = 1.0 - std::pow(beta1, t);
-        double correction2 = 1.0 - std::pow(beta2, t);
+        // 1 - beta^t, in the body of a generic.
+        auto correction = [&](OpBuilder &nb, Location nloc,
+                              double beta) -> Value {
+          if (constantStep)
+            return constant(nb, nloc,
+                            1.0 - std::pow(beta, static_cast<double>(
+                                                     *constantStep)));
+          Value t = stepNumber;
+          if (elementType != t.getType())
+            t = arith::TruncFOp::create(nb, nloc, elementType, t);
+          Value power = math::PowFOp::create(nb, nloc,
+                                             constant(nb, nloc, beta), t);
+          return arith::SubFOp::create(nb, nloc, constant(nb, nloc, 1.0),
+                                       power);
+        };
         AdamState &state = adamStates[arg];
         auto moment = [&](Value previous, double beta, bool square) {
           return requestLayout(
@@ -254,9 +288,9 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
                 b, loc, ValueRange{current[arg], state.m, state.v},
                 [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
                   Value mHat = arith::DivFOp::create(
-                      nb, nloc, x[1], constant(nb, nloc, correction1));
+                      nb, nloc, x[1], correction(nb, nloc, beta1));
                   Value vHat = arith::DivFOp::create(
-                      nb, nloc, x[2], constant(nb, nloc, correction2));
+                      nb, nloc, x[2], correction(nb, nloc, beta2));
                   Value denom = arith::AddFOp::create(
                       nb, nloc, math::SqrtOp::create(nb, nloc, vHat),
                       constant(nb, nloc, epsilon));
@@ -267,6 +301,72 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
                 }),
             r);
       }
+      return forward;
+    };
+
+    if (unroll) {
+      for (int64_t step = 0; step < steps; ++step)
+        llvm::append_range(results, emitStep(step + 1, Value()));
+    } else {
+      // One scf.for over the steps. Carried: the updated arguments (and
+      // Adam's moments), laid out as the arguments, and the forward
+      // results of the step (zeros before the first; propagation gives
+      // them the layout the step yields).
+      // The carried state in loop order: updated arguments, then Adam's
+      // moments; `setCarried` rebinds it to the loop's values.
+      auto carried = [&]() {
+        SmallVector<Value> values;
+        for (auto [r, arg] : updates)
+          values.push_back(current[arg]);
+        if (adam)
+          for (auto [r, arg] : updates) {
+            values.push_back(adamStates[arg].m);
+            values.push_back(adamStates[arg].v);
+          }
+        return values;
+      };
+      auto setCarried = [&](ValueRange values) {
+        unsigned i = 0;
+        for (auto [r, arg] : updates)
+          current[arg] = values[i++];
+        if (adam)
+          for (auto [r, arg] : updates) {
+            adamStates[arg].m = values[i++];
+            adamStates[arg].v = values[i++];
+          }
+      };
+      SmallVector<Value> inits = carried();
+      for (unsigned r = 0; r < numForward; ++r)
+        inits.push_back(zerosLike(type.getResult(r)));
+      Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+      Value upper = arith::ConstantIndexOp::create(b, loc, steps);
+      Value stride = arith::ConstantIndexOp::create(b, loc, 1);
+      auto loop = scf::ForOp::create(b, loc, lower, upper, stride, inits);
+      Block *body = loop.getBody();
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(body);
+      setCarried(loop.getRegionIterArgs());
+      // t = iv + 1 as a float, for Adam's bias corrections.
+      Value stepNumber;
+      if (adam) {
+        Value next = arith::AddIOp::create(b, loc, loop.getInductionVar(),
+                                           stride);
+        Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), next);
+        stepNumber = arith::SIToFPOp::create(b, loc, b.getF64Type(), asInt);
+      }
+      SmallVector<Value> forward = emitStep(std::nullopt, stepNumber);
+      SmallVector<Value> yielded = carried();
+      unsigned numCarried = yielded.size();
+      // The step's forward results as the joint function returns them
+      // (where it requests a layout), so that propagation plans the step as
+      // it plans the joint function.
+      for (auto [r, value] : llvm::enumerate(forward))
+        yielded.push_back(requestLayout(value, r));
+      scf::YieldOp::create(b, loc, yielded);
+      b.setInsertionPointAfter(loop);
+      llvm::append_range(results,
+                         loop.getResults().drop_front(numCarried));
+      setCarried(loop.getResults());
     }
     for (auto [r, arg] : updates)
       results.push_back(current[arg]);

@@ -20,6 +20,33 @@
 // RUN: dtensor-opt %t/embedding.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"tok": {"style": "ColwiseParallel"}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=EMB-COL
 // RUN: dtensor-opt %t/embedding.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"tok": {"style": "RowwiseParallel", "input_layouts": "R"}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=EMB-ROW
 // RUN: dtensor-opt %t/embedding-1d.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"tok": {"style": "RowwiseParallel", "input_layouts": "Replicate()", "output_layouts": "Shard(1)"}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=EMB-RS
+// SequenceParallel (test_tp_style.py's test_sequence_parallel_style): a
+// LayerNorm with and without affine parameters and an RMSNorm on a
+// [20, 8 * 4, 12] input that requires grad, sharded on the sequence; out
+// backward with a seed in the output's S(1). PyTorch counts 0 collectives
+// forward and backward: the norm weights' gradients stay Partial after
+// backward(), as with grad-layouts=free. With the default grad-layouts the
+// joint function returns them laid out as their parameters (R), which
+// costs one more collective in the backward (see docs/autodiff.md).
+// RUN: dtensor-opt %t/layernorm.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"norm": {"style": "SequenceParallel"}}}' --dtensor-autodiff='wrt=0,1,2 grad-layouts=free' --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP-LN
+// RUN: dtensor-opt %t/layernorm-noaffine.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"norm": {"style": "SequenceParallel"}}}' --dtensor-autodiff='wrt=0 grad-layouts=free' --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP-LN-NOAFF
+// RUN: dtensor-opt %t/rmsnorm.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"norm": {"style": "SequenceParallel"}}}' --dtensor-autodiff='wrt=0,1 grad-layouts=free' --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP-RMS
+// RUN: dtensor-opt %t/layernorm.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"norm": {"style": "SequenceParallel"}}}' --dtensor-autodiff='wrt=0,1,2' --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP-LN-R
+// PrepareModuleInput(input_layouts=Shard(0), desired_input_layouts=
+// Replicate()) on an identity module (test_prepare_module_input), the input
+// requiring grad: forward one all_gather; backward the Replicate gradient
+// goes back to Shard(0) by a local chunk, no collective.
+// PrepareModuleOutput(output_layouts=Replicate(), desired_output_layouts=
+// Shard(0)) (test_prepare_module_output): forward a local chunk, no
+// collective; backward the Shard(0) gradient is all_gathered back to
+// Replicate, as DTensor's Redistribute.backward does.
+// RUN: dtensor-opt %t/identity.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"id": {"style": "PrepareModuleInput", "input_layouts": ["S(0)"], "desired_input_layouts": ["R"]}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=PMI
+// RUN: dtensor-opt %t/identity.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"id": {"style": "PrepareModuleOutput", "output_layouts": ["R"], "desired_output_layouts": ["S(0)"]}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=PMO
+// test_prepare_module_kwargs_input: linear(x) + y with the linear
+// ColwiseParallel and y prepared from Shard(0) to Replicate(): forward one
+// all_gather (y), as PyTorch counts. Neither x nor y requires grad there, so
+// the backward is the colwise weight's gradient, computed locally: 0.
+// RUN: dtensor-opt %t/kwargs.mlir --dtensor-apply-tp-plan='plan-json={"plan": {"top": {"style": "PrepareModuleInput", "input_layouts": [null, "S(0)"], "desired_input_layouts": [null, "R"]}, "linear": {"style": "ColwiseParallel"}}}' --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=PMI-KW
 //
 // The examples' plans: the TP MLP (Megatron colwise + rowwise: one
 // all_reduce each way), the sequence-parallel block (forward all_gather +
@@ -148,6 +175,51 @@
 // EMB-RS-NEXT: all_gather 1 0
 // EMB-RS-NEXT: total 1 0
 
+// SP-LN-LABEL: comm report for @norm_grad
+// SP-LN: forward:
+// SP-LN-NEXT: total 0 0 0
+// SP-LN-NEXT: backward:
+// SP-LN-NEXT: total 0 0 0
+
+// SP-LN-NOAFF-LABEL: comm report for @norm_grad
+// SP-LN-NOAFF: forward:
+// SP-LN-NOAFF-NEXT: total 0 0 0
+// SP-LN-NOAFF-NEXT: backward:
+// SP-LN-NOAFF-NEXT: total 0 0 0
+
+// SP-RMS-LABEL: comm report for @norm_grad
+// SP-RMS: forward:
+// SP-RMS-NEXT: total 0 0 0
+// SP-RMS-NEXT: backward:
+// SP-RMS-NEXT: total 0 0 0
+
+// SP-LN-R-LABEL: comm report for @norm_grad
+// SP-LN-R: forward:
+// SP-LN-R-NEXT: total 0 0 0
+// SP-LN-R-NEXT: backward:
+// SP-LN-R: total 2 0
+
+// PMI-LABEL: comm report for @ident_grad
+// PMI: forward:
+// PMI-NEXT: all_gather 1 0
+// PMI-NEXT: total 1 0
+// PMI-NEXT: backward:
+// PMI-NEXT: total 0 0 0
+
+// PMO-LABEL: comm report for @ident_grad
+// PMO: forward:
+// PMO-NEXT: total 0 0 0
+// PMO-NEXT: backward:
+// PMO-NEXT: all_gather 1 0
+// PMO-NEXT: total 1 0
+
+// PMI-KW-LABEL: comm report for @kw_grad
+// PMI-KW: forward:
+// PMI-KW-NEXT: all_gather 1 0
+// PMI-KW-NEXT: total 1 0
+// PMI-KW-NEXT: backward:
+// PMI-KW-NEXT: total 0 0 0
+
 // JSON: "name": "linear_grad"
 // JSON: "phases": {
 // JSON-NEXT: "forward": {
@@ -257,3 +329,176 @@ func.func @embed(%ids: tensor<8x1xindex>,
 
 // The indices arrive as S(-1) of PyTorch's 1-D index tensor, i.e. S(0).
 
+
+//--- layernorm.mlir
+// nn.LayerNorm(12) on [batch 20, seq 32, 12].
+#x = affine_map<(b, s, h) -> (b, s, h)>
+#bs = affine_map<(b, s, h) -> (b, s)>
+#h = affine_map<(b, s, h) -> (h)>
+dtensor.mesh @tp shape = [4]
+func.func @norm(%x: tensor<20x32x12xf32>,
+                %g: tensor<12xf32> {dtensor.param = "norm.weight"},
+                %bias: tensor<12xf32> {dtensor.param = "norm.bias"})
+    -> tensor<20x32x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant 0.0833333358 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e0 = tensor.empty() : tensor<20x32xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<20x32xf32>) -> tensor<20x32xf32>
+  %sum = linalg.generic {indexing_maps = [#x, #bs], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<20x32x12xf32>) outs(%f0 : tensor<20x32xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<20x32xf32>
+  %e1 = tensor.empty() : tensor<20x32x12xf32>
+  %c = linalg.generic {indexing_maps = [#x, #bs, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %sum : tensor<20x32x12xf32>, tensor<20x32xf32>) outs(%e1 : tensor<20x32x12xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %m = arith.mulf %s, %inv : f32
+    %d = arith.subf %in, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<20x32x12xf32>
+  %var = linalg.generic {indexing_maps = [#x, #bs], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%c : tensor<20x32x12xf32>) outs(%f0 : tensor<20x32xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %acc: f32):
+    %p = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<20x32xf32>
+  %e2 = tensor.empty() : tensor<20x32x12xf32>
+  %y = linalg.generic {indexing_maps = [#x, #bs, #h, #h, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c, %var, %g, %bias : tensor<20x32x12xf32>, tensor<20x32xf32>, tensor<12xf32>, tensor<12xf32>)
+      outs(%e2 : tensor<20x32x12xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %v: f32, %gain: f32, %b: f32, %o: f32):
+    %m = arith.mulf %v, %inv : f32
+    %ve = arith.addf %m, %eps : f32
+    %r = math.rsqrt %ve : f32
+    %n = arith.mulf %in, %r : f32
+    %z = arith.mulf %n, %gain : f32
+    %zb = arith.addf %z, %b : f32
+    linalg.yield %zb : f32
+  } -> tensor<20x32x12xf32>
+  return %y : tensor<20x32x12xf32>
+}
+
+//--- layernorm-noaffine.mlir
+// nn.LayerNorm(12, elementwise_affine=False).
+#x = affine_map<(b, s, h) -> (b, s, h)>
+#bs = affine_map<(b, s, h) -> (b, s)>
+#h = affine_map<(b, s, h) -> (h)>
+dtensor.mesh @tp shape = [4]
+func.func @norm(%x: tensor<20x32x12xf32>)
+    -> tensor<20x32x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant 0.0833333358 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e0 = tensor.empty() : tensor<20x32xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<20x32xf32>) -> tensor<20x32xf32>
+  %sum = linalg.generic {indexing_maps = [#x, #bs], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<20x32x12xf32>) outs(%f0 : tensor<20x32xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<20x32xf32>
+  %e1 = tensor.empty() : tensor<20x32x12xf32>
+  %c = linalg.generic {indexing_maps = [#x, #bs, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %sum : tensor<20x32x12xf32>, tensor<20x32xf32>) outs(%e1 : tensor<20x32x12xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %m = arith.mulf %s, %inv : f32
+    %d = arith.subf %in, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<20x32x12xf32>
+  %var = linalg.generic {indexing_maps = [#x, #bs], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%c : tensor<20x32x12xf32>) outs(%f0 : tensor<20x32xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %acc: f32):
+    %p = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<20x32xf32>
+  %e2 = tensor.empty() : tensor<20x32x12xf32>
+  %y = linalg.generic {indexing_maps = [#x, #bs, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c, %var : tensor<20x32x12xf32>, tensor<20x32xf32>)
+      outs(%e2 : tensor<20x32x12xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %v: f32, %o: f32):
+    %m = arith.mulf %v, %inv : f32
+    %ve = arith.addf %m, %eps : f32
+    %r = math.rsqrt %ve : f32
+    %n = arith.mulf %in, %r : f32
+    linalg.yield %n : f32
+  } -> tensor<20x32x12xf32>
+  return %y : tensor<20x32x12xf32>
+}
+
+//--- rmsnorm.mlir
+// RMSNormPython(12).
+#x = affine_map<(b, s, h) -> (b, s, h)>
+#bs = affine_map<(b, s, h) -> (b, s)>
+#h = affine_map<(b, s, h) -> (h)>
+dtensor.mesh @tp shape = [4]
+func.func @norm(%x: tensor<20x32x12xf32>,
+                %g: tensor<12xf32> {dtensor.param = "norm.weight"})
+    -> tensor<20x32x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant 0.0833333358 : f32
+  %eps = arith.constant 1.0e-6 : f32
+  %e0 = tensor.empty() : tensor<20x32xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<20x32xf32>) -> tensor<20x32xf32>
+  %sq = linalg.generic {indexing_maps = [#x, #bs], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<20x32x12xf32>) outs(%f0 : tensor<20x32xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %acc: f32):
+    %p = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<20x32xf32>
+  %e1 = tensor.empty() : tensor<20x32x12xf32>
+  %y = linalg.generic {indexing_maps = [#x, #bs, #h, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %sq, %g : tensor<20x32x12xf32>, tensor<20x32xf32>, tensor<12xf32>)
+      outs(%e1 : tensor<20x32x12xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %ss: f32, %gain: f32, %o: f32):
+    %m = arith.mulf %ss, %inv : f32
+    %v = arith.addf %m, %eps : f32
+    %r = math.rsqrt %v : f32
+    %n = arith.mulf %in, %r : f32
+    %z = arith.mulf %n, %gain : f32
+    linalg.yield %z : f32
+  } -> tensor<20x32x12xf32>
+  return %y : tensor<20x32x12xf32>
+}
+
+//--- identity.mlir
+// nn.Identity as one copy.
+dtensor.mesh @tp shape = [4]
+func.func @ident(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %y = linalg.copy {dtensor.module = "id"} ins(%x : tensor<8x16xf32>)
+      outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+//--- kwargs.mlir
+// TestKwargModule: linear(x) + y, y the keyword input (here the second operand
+// of the add, the module "top").
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs_t = affine_map<(m, n, k) -> (n, k)>
+#out = affine_map<(m, n, k) -> (m, n)>
+dtensor.mesh @tp shape = [4]
+func.func @kw(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>,
+              %w: tensor<8x8xf32> {dtensor.param = "linear.weight"})
+    -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = linalg.generic {indexing_maps = [#lhs, #rhs_t, #out],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>)
+      outs(%f : tensor<4x8xf32>) attrs = {dtensor.module = "linear"} {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %p = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %o = linalg.add {dtensor.module = "top"} ins(%l, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %o : tensor<4x8xf32>
+}

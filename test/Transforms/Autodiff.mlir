@@ -325,15 +325,31 @@ func.func @erf_tensor(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A max-reduction has no rule (its gradient goes to the argmax): refused.
-func.func @amax(%x: tensor<4x8xf32>) -> tensor<4xf32> {
-  %c = arith.constant 0.0 : f32
+// A reduction combined by a division has no rule: refused.
+func.func @divide_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %c = arith.constant 1.0 : f32
   %e = tensor.empty() : tensor<4xf32>
   %f = linalg.fill ins(%c : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  // expected-error @below {{autodiff: cannot differentiate 'linalg.generic': a reduction combined with 'arith.maximumf' (only sums are supported)}}
+  // expected-error @below {{autodiff: cannot differentiate 'linalg.generic': a reduction combined with 'arith.divf' (sums, max, min and products are supported)}}
   %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
                        iterator_types = ["parallel", "reduction"]}
       ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.divf %acc, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A max-reduction whose init needs a gradient (the gradient of an init
+// tied with the maximum is not defined here): refused.
+func.func @amax_init(%x: tensor<4x8xf32>, %i: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{autodiff: cannot differentiate 'linalg.generic': the init of a max, min or product reduction depends on a differentiated argument}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%i : tensor<4xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %r = arith.maximumf %acc, %in : f32
     linalg.yield %r : f32

@@ -926,3 +926,20 @@ dtensor.mesh @m22 shape = [2, 2]
 func.func @unknown_mesh(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@nomesh, [S(0), R]>}) -> tensor<8x8xf32> {
   return %x : tensor<8x8xf32>
 }
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A loop whose carried tensor enters S(0) and leaves R (propagation gives
+// a carried tensor one layout).
+func.func @loop_layouts(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>}) -> tensor<8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{a loop carries a tensor entering as #dtensor.layout<@tp, [S(0)]> and leaving as #dtensor.layout<@tp, [R]>; run --dtensor-propagate-layouts first}}
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> (tensor<8x8xf32>) {
+    scf.yield %a : tensor<8x8xf32>
+  } {dtensor.layouts = [#dtensor.layout<@tp, [R]>]}
+  return %r : tensor<8x8xf32>
+}

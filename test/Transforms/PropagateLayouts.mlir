@@ -898,11 +898,55 @@ func.func @multi_block(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 dtensor.mesh @tp shape = [4]
 
-func.func @from_local(%x: tensor<2x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @below {{from_local/to_local in a global-view function being propagated are not supported}}
-  %g = dtensor.from_local %x layout <@tp, [S(0)]> : tensor<2x8xf32> -> tensor<8x8xf32>
+// A sharded from_local of a value that is not an argument: its global
+// meaning (the locals of a computed value put together) has no global-view
+// form.
+func.func @from_local_inside(%x: tensor<2x8xf32>) -> tensor<8x8xf32> {
+  %e = tensor.empty() : tensor<2x8xf32>
+  %c = linalg.copy ins(%x : tensor<2x8xf32>) outs(%e : tensor<2x8xf32>) -> tensor<2x8xf32>
+  // expected-error @below {{from_local of a sharded or partial layout is supported on function arguments only (an argument read by from_local ops of one layout)}}
+  %g = dtensor.from_local %c layout <@tp, [S(0)]> : tensor<2x8xf32> -> tensor<8x8xf32>
   %a = dtensor.annotate %g layout <@tp, [R]> : tensor<8x8xf32>
   return %a : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// An argument read as two different layouts.
+func.func @from_local_twice(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @below {{from_local of a sharded or partial layout is supported on function arguments only}}
+  %g = dtensor.from_local %x layout <@tp, [P(sum)]> : tensor<8x8xf32> -> tensor<8x8xf32>
+  %h = dtensor.from_local %x layout <@tp, [P(max)]> : tensor<8x8xf32> -> tensor<8x8xf32>
+  %e = tensor.empty() : tensor<8x8xf32>
+  %s = linalg.add ins(%g, %h : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %s : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// An argument laid out otherwise than its from_local says.
+func.func @from_local_laid_out(%x: tensor<2x8xf32> {dtensor.layout = #dtensor.layout<@tp, [R]>}) -> tensor<8x8xf32> {
+  // expected-error @below {{from_local of argument #0 as #dtensor.layout<@tp, [S(0)]>, but the argument is laid out #dtensor.layout<@tp, [R]>}}
+  %g = dtensor.from_local %x layout <@tp, [S(0)]> : tensor<2x8xf32> -> tensor<8x8xf32>
+  return %g : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A sharded local value used inside the function.
+func.func @to_local_inside(%x: tensor<8x8xf32>) -> tensor<2x8xf32> {
+  %a = dtensor.annotate %x layout <@tp, [S(0)]> : tensor<8x8xf32>
+  // expected-error @below {{to_local of a sharded or partial layout is supported on function results only (its one use returned)}}
+  %l = dtensor.to_local %a layout <@tp, [S(0)]> : tensor<8x8xf32> -> tensor<2x8xf32>
+  %e = tensor.empty() : tensor<2x8xf32>
+  %c = linalg.copy ins(%l : tensor<2x8xf32>) outs(%e : tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %c : tensor<2x8xf32>
 }
 
 // -----

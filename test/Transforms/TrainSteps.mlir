@@ -1,18 +1,26 @@
-// Tests of --dtensor-train-steps: K unrolled steps of a joint function of
-// dtensor-autodiff with seeds of one and the SGD or Adam update, and its
-// errors.
+// Tests of --dtensor-train-steps: K steps of a joint function of
+// dtensor-autodiff with seeds of one and the SGD or Adam update, as one
+// scf.for (LOOP, LOOP-ADAM) or unrolled (unroll=1), and its errors; the
+// training loop's per-step communication equals one step's (COMM).
 // That the steps compute what host-driven steps compute is checked in
 // test/unit/AutodiffTest.cpp (TrainSteps), on CPU ranks in
 // test/e2e/autodiff.mlir.
 //
 // RUN: split-file %s %t
-// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 learning-rate=0.5' | FileCheck %t/step.mlir
+// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 learning-rate=0.5 unroll=1' | FileCheck %t/step.mlir
+// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=5 learning-rate=0.5' | FileCheck %t/step.mlir --check-prefix=LOOP
+// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=5 optimizer=adam' | FileCheck %t/step.mlir --check-prefix=LOOP-ADAM
+// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=5 learning-rate=0.5' --dtensor-spmd | FileCheck %t/step.mlir --check-prefix=LOOP-SPMD
+// The training example's loop: per step the joint function's collectives
+// (one reduce_scatter forward, one all_reduce backward, as @mlp_loss_grad),
+// nothing to replicate the weights, which stay S(1)/S(0) across steps:
+// RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps=steps=8 --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %t/step.mlir --check-prefix=COMM
 // RUN: not dtensor-opt %t/step.mlir --dtensor-train-steps 2>&1 | FileCheck %t/step.mlir --check-prefix=NOJOINT
 // RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps=steps=0 2>&1 | FileCheck %t/step.mlir --check-prefix=ZERO
 // RUN: not dtensor-opt %t/step.mlir --dtensor-train-steps=functions=step 2>&1 | FileCheck %t/step.mlir --check-prefix=NOTJOINT
 // RUN: not dtensor-opt %t/step.mlir --dtensor-train-steps=functions=nope 2>&1 | FileCheck %t/step.mlir --check-prefix=MISSING
 // RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps --dtensor-train-steps 2>&1 | FileCheck %t/step.mlir --check-prefix=EXISTS
-// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 optimizer=adam learning-rate=0.5 beta1=0.5 beta2=0.75 epsilon=0.125' | FileCheck %t/step.mlir --check-prefix=ADAM
+// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 optimizer=adam learning-rate=0.5 beta1=0.5 beta2=0.75 epsilon=0.125 unroll=1' | FileCheck %t/step.mlir --check-prefix=ADAM
 // RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps=optimizer=lion 2>&1 | FileCheck %t/step.mlir --check-prefix=OPT
 // RUN: dtensor-opt %t/errors.mlir --split-input-file --dtensor-train-steps --verify-diagnostics
 
@@ -20,7 +28,7 @@
 
 // CHECK-LABEL: func.func @step_grad(
 // CHECK-LABEL: func.func @step_train(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[W:[a-z0-9]+]]: tensor<8x2xf32> {dtensor.param = "w"})
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[W:[a-z0-9]+]]: tensor<8x2xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.param = "w"})
 // CHECK-SAME: -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<8x2xf32> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>})
 // Step 1: seed of ones in the output's layout, forward, backward, update.
 // CHECK: %[[ONES:.*]] = linalg.fill
@@ -63,6 +71,43 @@
 // ADAM: arith.constant 7.500000e-01 : f32
 // ADAM: arith.constant 4.375000e-01 : f32
 // ADAM: return
+// The loop: the weight (laid out as its gradient) is carried, and so is
+// the step's output (zeros before the first step); the body is one step.
+// LOOP-LABEL: func.func @step_train(
+// LOOP-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[W:[a-z0-9]+]]: tensor<8x2xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.param = "w"})
+// LOOP-SAME: -> (tensor<4x2xf32>, tensor<8x2xf32> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>})
+// LOOP: %[[Y0:.*]] = linalg.fill
+// LOOP: %[[C5:.*]] = arith.constant 5 : index
+// LOOP: %[[R:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %[[C5]] step %{{.*}} iter_args(%[[WI:.*]] = %[[W]], %{{.*}} = %[[Y0]]) -> (tensor<8x2xf32>, tensor<4x2xf32>) {
+// LOOP: dtensor.annotate %[[WI]] layout <@tp, [S(1)]>
+// LOOP: %[[Y:.*]] = linalg.matmul
+// LOOP: %[[U:.*]] = linalg.generic {{.*}} ins(%[[WI]], %{{.*}} :
+// LOOP: %[[WN:.*]] = dtensor.annotate %[[U]] layout <@tp, [S(1)]>
+// LOOP: scf.yield %[[WN]], %[[Y]]
+// LOOP-NOT: linalg.matmul
+// LOOP: return %[[R]]#1, %[[R]]#0
+// Adam in the loop: both moments carried, the bias corrections from the
+// step number t = i + 1.
+// LOOP-ADAM-LABEL: func.func @step_train(
+// LOOP-ADAM: scf.for %[[I:.*]] = {{.*}} iter_args({{.*}}) -> (tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<4x2xf32>) {
+// LOOP-ADAM: %[[T:.*]] = arith.addi %[[I]], %{{.*}} : index
+// LOOP-ADAM: arith.sitofp
+// LOOP-ADAM: math.powf
+// LOOP-ADAM: scf.yield
+// Partitioned: the loop carries the local shards.
+// LOOP-SPMD-LABEL: func.func @step_train(
+// LOOP-SPMD: scf.for {{.*}} -> (tensor<8x1xf32>, tensor<4x1xf32>) {
+// LOOP-SPMD: scf.yield {{.*}} : tensor<8x1xf32>, tensor<4x1xf32>
+// COMM-LABEL: comm report for @mlp_loss_grad
+// COMM-NEXT: collective
+// COMM-NEXT: all_reduce 1 0 512
+// COMM-NEXT: reduce_scatter 1 0 512
+// COMM-NEXT: total 2 0 1024
+// COMM-LABEL: comm report for @mlp_loss_train
+// COMM-NEXT: collective
+// COMM-NEXT: all_reduce 1 0 512
+// COMM-NEXT: reduce_scatter 1 0 512
+// COMM-NEXT: total 2 0 1024
 // OPT: error: train steps: unknown optimizer 'lion' (expected sgd or adam)
 // NOJOINT: error: train steps: no joint forward + backward function (run dtensor-autodiff first)
 // ZERO: error: train steps: steps must be at least 1, got 0

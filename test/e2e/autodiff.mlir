@@ -42,16 +42,28 @@
 // RUN: timeout 120 dtensor-run %t.emb4.mlir -n 4 --entry lm_ends_grad --seed 31 --tolerance 1e-5 | FileCheck %s --check-prefix=EMB
 // RUN: timeout 120 dtensor-run %t.emb2.mlir -n 2 --entry lm_ends_grad --seed 32 --tolerance 1e-5 | FileCheck %s --check-prefix=EMB
 //
-// Three SGD steps of the MLP's mean-squared loss (examples/train_mlp.mlir):
-// the losses of each step and the weights after the last one equal the
-// unsharded training run's.
+// Max and product reductions over the sharded dim of an S(1) input: the
+// gradient goes to the maximum, and to each factor as the product of the
+// others (rules checked against finite differences in AutodiffTest.cpp).
+// RUN: dtensor-opt %S/Inputs/reductions-grad.mlir --dtensor-autodiff -o %t.red4.mlir
+// RUN: sed 's/shape = \[4\]/shape = [2]/' %t.red4.mlir > %t.red2.mlir
+// RUN: timeout 120 dtensor-run %t.red4.mlir -n 4 --entry f_grad --seed 39 --tolerance 1e-5 | FileCheck %s --check-prefix=RED
+// RUN: timeout 120 dtensor-run %t.red2.mlir -n 2 --entry f_grad --seed 40 --tolerance 1e-5 | FileCheck %s --check-prefix=RED
+//
+// Three SGD steps of the MLP's mean-squared loss (examples/train_mlp.mlir)
+// in one scf.for: the last step's loss and the weights after it equal the
+// unsharded training run's; unrolled, the loss of each step too.
 // RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 learning-rate=0.5' -o %t.train4.mlir
 // RUN: sed 's/shape = \[4\]/shape = [2]/' %t.train4.mlir > %t.train2.mlir
-// RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 27 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
-// RUN: timeout 120 dtensor-run %t.train2.mlir -n 2 --entry mlp_loss_train --seed 28 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
+// RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 27 --tolerance 1e-5 | FileCheck %s --check-prefix=LOOP
+// RUN: timeout 120 dtensor-run %t.train2.mlir -n 2 --entry mlp_loss_train --seed 28 --tolerance 1e-5 | FileCheck %s --check-prefix=LOOP
+// RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 learning-rate=0.5 unroll=1' -o %t.unrolled4.mlir
+// RUN: timeout 120 dtensor-run %t.unrolled4.mlir -n 4 --entry mlp_loss_train --seed 48 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
 // The same with Adam:
 // RUN: dtensor-opt %dtensor_src_root/examples/train_mlp.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 optimizer=adam learning-rate=0.01' -o %t.adam4.mlir
-// RUN: timeout 120 dtensor-run %t.adam4.mlir -n 4 --entry mlp_loss_train --seed 37 --tolerance 1e-5 | FileCheck %s --check-prefix=TRAIN
+// RUN: timeout 120 dtensor-run %t.adam4.mlir -n 4 --entry mlp_loss_train --seed 37 --tolerance 1e-5 | FileCheck %s --check-prefix=LOOP
+// Scheduled for overlap, the loop's body included:
+// RUN: timeout 120 dtensor-run %t.train4.mlir -n 4 --entry mlp_loss_train --seed 49 --tolerance 1e-5 --overlap=default | FileCheck %s --check-prefix=LOOP
 //
 // FSDP + TP on a 2x2 mesh (examples/fsdp_tp_mlp.mlir): gradients, and two
 // SGD steps.
@@ -59,6 +71,12 @@
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 29 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_train --seed 30 --tolerance 1e-5 | FileCheck %s --check-prefix=FSDP-TRAIN
 // RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 34 --tolerance 1e-5 --overlap=default | FileCheck %s --check-prefix=FSDP
+// With the gradient reduce_scatters bucketed (test/Compiler/backward-overlap.mlir):
+// RUN: timeout 120 dtensor-run %t.fsdp.mlir -n 4 --entry fsdp_tp_mlp_grad --seed 47 --tolerance 1e-5 --overlap=bucket-collectives,default | FileCheck %s --check-prefix=FSDP
+
+// RED: @f_grad on {{[24]}} ranks
+// RED: output #2 tensor<8x16xf32> on @tp [S(1)]: {{.*}} ok
+// RED: PASS
 
 // EMB: @lm_ends_grad on {{[24]}} ranks
 // EMB: output #1 tensor<128x32xf32> on @tp [S(0)]: {{.*}} ok
@@ -70,8 +88,16 @@
 // FSDP: output #2 tensor<32x16xf32> on @m [S(1), S(0)]: {{.*}} ok
 // FSDP: PASS
 // FSDP-TRAIN: @fsdp_tp_mlp_train on 4 ranks (mesh @m)
-// FSDP-TRAIN-COUNT-4: ok
+// FSDP-TRAIN: output #0 tensor<8x16xf32> on @m [S(0), R]: {{.*}} ok
+// FSDP-TRAIN: output #1 tensor<16x32xf32> on @m [S(0), S(1)]: {{.*}} ok
+// FSDP-TRAIN: output #2 tensor<32x16xf32> on @m [S(1), S(0)]: {{.*}} ok
 // FSDP-TRAIN: PASS
+
+// LOOP: @mlp_loss_train on {{[24]}} ranks
+// LOOP: output #0 tensor<f32> on @tp [{{R|P\(sum\)}}]: {{.*}} ok
+// LOOP: output #1 tensor<16x32xf32> on @tp [S(1)]: {{.*}} ok
+// LOOP: output #2 tensor<32x16xf32> on @tp [S(0)]: {{.*}} ok
+// LOOP: PASS
 
 // TRAIN: @mlp_loss_train on {{[24]}} ranks
 // TRAIN-COUNT-3: output #{{[0-2]}} tensor<f32> on @tp [{{R|P\(sum\)}}]: {{.*}} ok

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace mlir;
@@ -51,9 +52,10 @@ double dot(const HostTensor &a, const HostTensor &b) {
 /// option string, possibly empty), then checks the returned gradients of
 /// arguments `wrt` against finite differences along `trials` random
 /// directions.
-void checkGradients(llvm::StringRef source, llvm::StringRef name,
-                    llvm::ArrayRef<unsigned> wrt, llvm::StringRef options = "",
-                    int trials = 3) {
+void checkGradients(
+    llvm::StringRef source, llvm::StringRef name, llvm::ArrayRef<unsigned> wrt,
+    llvm::StringRef options = "", int trials = 3,
+    const std::function<void(std::vector<HostTensor> &)> &adjust = {}) {
   Session session;
   std::string diagnostics;
   session.setDiagnosticCallback([&](const dtensor::Diagnostic &d) {
@@ -93,6 +95,8 @@ void checkGradients(llvm::StringRef source, llvm::StringRef name,
     }
     args.push_back(randomTensor(tensorType.getShape(), rng));
   }
+  if (adjust)
+    adjust(args);
   std::vector<HostTensor> seeds;
   for (Type type : func.getResultTypes())
     seeds.push_back(
@@ -384,6 +388,60 @@ func.func @embed(%ids: tensor<2x4x1xi64>, %t: tensor<5x3xf64>) -> tensor<2x4x3xf
 }
 
 // Only the marked arguments are differentiated; an unused one gets zeros.
+// Max, min and product reductions (linalg.generic and linalg.reduce), of
+// a computed element: the gradient goes to the extreme element, and to
+// every factor as the product of the others.
+constexpr llvm::StringLiteral kReductions = R"mlir(
+#x = affine_map<(i, j) -> (i, j)>
+#r = affine_map<(i, j) -> (i)>
+func.func @f(%x: tensor<4x6xf64>) -> (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %inf = arith.constant 0x7FF0000000000000 : f64
+  %one = arith.constant 1.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %fn = linalg.fill ins(%inf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %fp = linalg.fill ins(%one : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %mx = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %s = arith.mulf %a, %a : f64
+    %m = arith.maximumf %acc, %s : f64
+    linalg.yield %m : f64
+  } -> tensor<4xf64>
+  %mn = linalg.reduce ins(%x : tensor<4x6xf64>) outs(%fn : tensor<4xf64>) dimensions = [1]
+    (%a: f64, %acc: f64) {
+      %m = arith.minnumf %a, %acc : f64
+      linalg.yield %m : f64
+    }
+  %pr = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fp : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %m = arith.mulf %acc, %a : f64
+    linalg.yield %m : f64
+  } -> tensor<4xf64>
+  return %mx, %mn, %pr : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>
+}
+)mlir";
+
+TEST(Autodiff, MaxMinProductReductionsMatchFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(kReductions, "f", {0});
+}
+
+// The product's gradient where factors are zero: row 1 has one zero (its
+// gradient is the product of the others), row 2 two (all gradients zero).
+// The product is a polynomial, so central differences hold there too.
+TEST(Autodiff, ProductReductionWithZerosMatchesFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(kReductions, "f", {0}, "", 3,
+                 [](std::vector<HostTensor> &args) {
+                   args[0].set(1 * 6 + 2, 0.0);
+                   args[0].set(2 * 6 + 3, 0.0);
+                   args[0].set(2 * 6 + 4, 0.0);
+                 });
+}
+
 TEST(Autodiff, MarkedArgumentsOnly) {
   DTENSOR_REQUIRE_CPU_TARGET();
   checkGradients(R"mlir(
@@ -440,16 +498,18 @@ func.func @loss(%x: tensor<4x6xf64>, %t: tensor<4x3xf64>,
 }
 )mlir";
 
-// dtensor-train-steps: K unrolled steps equal K host-driven steps of the
-// joint function (forward loss, gradients with a seed of one, w -= lr * g).
-TEST(TrainSteps, MatchHostDrivenSteps) {
-  DTENSOR_REQUIRE_CPU_TARGET();
+// dtensor-train-steps: K steps, unrolled or as one scf.for, equal K
+// host-driven steps of the joint function (forward loss, gradients with a
+// seed of one, w -= lr * g). Unrolled, the loss of every step is returned;
+// in a loop, the last step's.
+void checkSgdSteps(bool unroll) {
   Session session;
   auto module = session.parse(kLoss);
   ASSERT_TRUE(succeeded(module));
   ASSERT_TRUE(succeeded(session.runPipeline(
-      **module,
-      "dtensor-autodiff,dtensor-train-steps{steps=3 learning-rate=0.25}")));
+      **module, std::string("dtensor-autodiff,dtensor-train-steps{steps=3 "
+                            "learning-rate=0.25 unroll=") +
+                    (unroll ? "1" : "0") + "}")));
   Session::stripPlacements(**module);
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
   auto exe = session.compile(**module);
@@ -460,16 +520,19 @@ TEST(TrainSteps, MatchHostDrivenSteps) {
   HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
   auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
   ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
-  ASSERT_EQ(trained->size(), 5u); // 3 losses, w, b
+  size_t losses = unroll ? 3 : 1;
+  ASSERT_EQ(trained->size(), losses + 2); // losses, w, b
 
   HostTensor seed(ElementType::F64, {});
   seed.set(0, 1.0);
   for (int step = 0; step < 3; ++step) {
     auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
     ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
-    EXPECT_NEAR((*trained)[step].get(0), (*joint)[0].get(0), 1e-12)
-        << "loss of step " << step;
-    if (step > 0) // The loss goes down.
+    size_t reported = unroll ? step : (step == 2 ? 0 : losses);
+    if (reported < losses)
+      EXPECT_NEAR((*trained)[reported].get(0), (*joint)[0].get(0), 1e-12)
+          << "loss of step " << step;
+    if (unroll && step > 0) // The loss goes down.
       EXPECT_LT((*trained)[step].get(0), (*trained)[step - 1].get(0));
     for (int64_t i = 0; i < w.getNumElements(); ++i)
       w.set(i, w.get(i) - 0.25 * (*joint)[1].get(i));
@@ -477,27 +540,37 @@ TEST(TrainSteps, MatchHostDrivenSteps) {
       b.set(i, b.get(i) - 0.25 * (*joint)[2].get(i));
   }
   for (int64_t i = 0; i < w.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[3].get(i), w.get(i), 1e-12);
+    EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
   for (int64_t i = 0; i < b.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[4].get(i), b.get(i), 1e-12);
+    EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
+}
+
+TEST(TrainSteps, UnrolledMatchHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkSgdSteps(/*unroll=*/true);
+}
+
+TEST(TrainSteps, LoopMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkSgdSteps(/*unroll=*/false);
 }
 
 } // namespace
 
 namespace {
 
-// Adam: K unrolled steps equal torch.optim.Adam's update computed on the
-// host from the joint function's gradients (moments from zero, bias
-// corrected).
-TEST(TrainSteps, AdamMatchesHostDrivenSteps) {
-  DTENSOR_REQUIRE_CPU_TARGET();
+// Adam: K steps, unrolled or in a loop (bias corrections from the loop's
+// step number), equal torch.optim.Adam's update computed on the host from
+// the joint function's gradients (moments from zero, bias corrected).
+void checkAdamSteps(bool unroll) {
   Session session;
   auto module = session.parse(kLoss);
   ASSERT_TRUE(succeeded(module));
   ASSERT_TRUE(succeeded(session.runPipeline(
-      **module, "dtensor-autodiff,dtensor-train-steps{steps=3 "
-                "optimizer=adam learning-rate=0.05 beta1=0.8 beta2=0.95 "
-                "epsilon=1e-6}")));
+      **module, std::string("dtensor-autodiff,dtensor-train-steps{steps=3 "
+                            "optimizer=adam learning-rate=0.05 beta1=0.8 "
+                            "beta2=0.95 epsilon=1e-6 unroll=") +
+                    (unroll ? "1" : "0") + "}")));
   Session::stripPlacements(**module);
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
   auto exe = session.compile(**module);
@@ -508,7 +581,8 @@ TEST(TrainSteps, AdamMatchesHostDrivenSteps) {
   HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
   auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
   ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
-  ASSERT_EQ(trained->size(), 5u);
+  size_t losses = unroll ? 3 : 1;
+  ASSERT_EQ(trained->size(), losses + 2);
 
   HostTensor seed(ElementType::F64, {});
   seed.set(0, 1.0);
@@ -527,15 +601,28 @@ TEST(TrainSteps, AdamMatchesHostDrivenSteps) {
   for (int step = 1; step <= 3; ++step) {
     auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
     ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
-    EXPECT_NEAR((*trained)[step - 1].get(0), (*joint)[0].get(0), 1e-12);
+    if (unroll || step == 3)
+      EXPECT_NEAR((*trained)[unroll ? step - 1 : 0].get(0),
+                  (*joint)[0].get(0), 1e-12);
     adam(w, (*joint)[1], mw, vw, step);
     adam(b, (*joint)[2], mb, vb, step);
   }
   for (int64_t i = 0; i < w.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[3].get(i), w.get(i), 1e-12);
+    EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
   for (int64_t i = 0; i < b.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[4].get(i), b.get(i), 1e-12);
-  EXPECT_LT((*trained)[2].get(0), (*trained)[0].get(0));
+    EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
+  if (unroll)
+    EXPECT_LT((*trained)[2].get(0), (*trained)[0].get(0));
+}
+
+TEST(TrainSteps, AdamUnrolledMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkAdamSteps(/*unroll=*/true);
+}
+
+TEST(TrainSteps, AdamLoopMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkAdamSteps(/*unroll=*/false);
 }
 
 } // namespace

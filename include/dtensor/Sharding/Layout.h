@@ -80,6 +80,22 @@ LayoutAttr getLayoutOf(Value value);
 /// tensor. Emits a diagnostic and fails otherwise.
 LogicalResult verifyLayoutAttrs(FunctionOpInterface func);
 
+/// Rewrites the local-tensor boundaries of `func` into the global view, as
+/// a program that builds DTensors with `DTensor.from_local` and hands
+/// local tensors back with `to_local` means them:
+///  - an argument read only by `from_local` ops of one layout becomes an
+///    argument of the global type laid out so (`dtensor.layout`): each
+///    rank's local part is what it passed;
+///  - a `to_local` whose one use is the function's return becomes a result
+///    of the global type laid out so: each rank returns its local part;
+///  - a `from_local`/`to_local` whose layout replicates on every mesh
+///    dimension (local and global types equal) is a `dtensor.annotate`.
+/// Other `from_local`/`to_local` ops (a sharded or partial local value in
+/// the middle of a function) are errors. Both propagation and the
+/// unsharded reference (Session::stripPlacements) call this, so that they
+/// agree on the global signature.
+LogicalResult globalizeLocalBoundaries(FunctionOpInterface func);
+
 } // namespace mlir::dtensor
 
 #endif // DTENSOR_SHARDING_LAYOUT_H

@@ -116,19 +116,22 @@ def AutodiffPass : Pass<"dtensor-autodiff", "::mlir::ModuleOp"> {
 }
 
 def TrainStepsPass : Pass<"dtensor-train-steps", "::mlir::ModuleOp"> {
-  let summary = "unrolls K training steps (SGD or Adam) of a joint forward + backward function";
+  let summary = "K training steps (SGD or Adam) of a joint forward + backward function, as a loop";
   let description = [{
     For each joint function written by `dtensor-autodiff` (marked
     `dtensor.forward_results`; all of them, or those named by `functions`)
     adds `@<f>_train` (`@f_grad` gives `@f_train`): the forward's arguments
-    in, then `steps` training steps in straight-line code, each running the
+    in, then `steps` training steps in one `scf.for` (or, with `unroll`, in
+    straight-line code), each running the
     joint function's body with seed cotangents of ones (PyTorch's
     `loss.sum().backward()`) and updating every differentiated argument in
     its own layout, by SGD (`w <- w - lr * dw`) or by Adam (PyTorch's
     `torch.optim.Adam` without weight decay: moments from zero, bias
-    corrected). Returns the forward results of every step (the losses),
-    then the differentiated arguments after the last step, laid out as the
-    arguments. The program is an ordinary global-view function:
+    corrected). Returns the forward results of the last step (unrolled: of
+    every step), then the differentiated arguments after the last step.
+    Updated arguments are laid out as their gradients (the arguments' own
+    layouts) on entry, in the loop and on return, so weights stay sharded
+    across steps. The program is an ordinary global-view function:
     propagation, planning and partitioning compile it.
   }];
   let options = [
@@ -146,11 +149,14 @@ def TrainStepsPass : Pass<"dtensor-train-steps", "::mlir::ModuleOp"> {
            "Adam: decay of the second moment">,
     Option<"epsilon", "epsilon", "double", /*default=*/"1e-8",
            "Adam: added to the root of the second moment">,
+    Option<"unroll", "unroll", "bool", /*default=*/"false",
+           "unroll the steps in straight-line code instead of one scf.for">,
   ];
   let dependentDialects = ["::mlir::dtensor::DTensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
