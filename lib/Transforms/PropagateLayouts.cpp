@@ -16,6 +16,7 @@
 #include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir::dtensor {
@@ -148,6 +149,12 @@ private:
   LogicalResult visitRedistribute(RedistributeOp op);
   LogicalResult visitReturn(func::ReturnOp op);
   LogicalResult visitOp(Operation *op);
+  /// A linalg.softmax whose input arrives sharded along its dimension is
+  /// decomposed (upstream's max, exp, sum, divide) and the pieces are
+  /// propagated instead: the row statistics, not the input, communicate.
+  /// Returns false, touching nothing, for any other op.
+  FailureOr<bool> visitSoftmaxOverShards(Operation *op);
+  LogicalResult visit(Operation &op);
   void foldRedistributeChains();
   void writeLayouts();
 
@@ -458,6 +465,51 @@ LogicalResult Propagator::visitOp(Operation *op) {
   return success();
 }
 
+LogicalResult Propagator::visit(Operation &op) {
+  if (auto annotate = dyn_cast<AnnotateOp>(op))
+    return visitAnnotate(annotate);
+  if (auto redistribute = dyn_cast<RedistributeOp>(op))
+    return visitRedistribute(redistribute);
+  if (auto ret = dyn_cast<func::ReturnOp>(op))
+    return visitReturn(ret);
+  if (isa<FromLocalOp, ToLocalOp>(op))
+    return op.emitError(
+        "from_local/to_local in a global-view function being propagated "
+        "are not supported");
+  FailureOr<bool> decomposed = visitSoftmaxOverShards(&op);
+  if (failed(decomposed) || *decomposed)
+    return decomposed;
+  return visitOp(&op);
+}
+
+FailureOr<bool> Propagator::visitSoftmaxOverShards(Operation *op) {
+  auto softmax = dyn_cast<linalg::SoftmaxOp>(op);
+  if (!softmax || !softmax.getInputOperandType().hasStaticShape())
+    return false;
+  LayoutAttr input = layouts.lookup(softmax.getInput());
+  int64_t dim = softmax.getDimension();
+  if (!input || llvm::none_of(input.getPlacements(), [&](PlacementAttr p) {
+        return p.isShard() && p.getDim() == dim;
+      }))
+    return false;
+  Operation *before = op->getPrevNode();
+  OpBuilder builder(op);
+  FailureOr<SmallVector<Value>> pieces =
+      cast<linalg::AggregatedOpInterface>(op).decomposeOperation(builder);
+  if (failed(pieces))
+    return op->emitError("cannot decompose this softmax");
+  op->replaceAllUsesWith(*pieces);
+  SmallVector<Operation *> created;
+  for (Operation *it = before ? before->getNextNode() : &op->getBlock()->front();
+       it != op; it = it->getNextNode())
+    created.push_back(it);
+  op->erase();
+  for (Operation *piece : created)
+    if (failed(visit(*piece)))
+      return failure();
+  return true;
+}
+
 void Propagator::foldRedistributeChains() {
   SmallVector<RedistributeOp> ops;
   func.walk([&](RedistributeOp op) { ops.push_back(op); });
@@ -524,23 +576,9 @@ LogicalResult Propagator::run() {
     }
     layouts[arg] = layout;
   }
-  for (Operation &op : llvm::make_early_inc_range(body)) {
-    LogicalResult result = success();
-    if (auto annotate = dyn_cast<AnnotateOp>(op))
-      result = visitAnnotate(annotate);
-    else if (auto redistribute = dyn_cast<RedistributeOp>(op))
-      result = visitRedistribute(redistribute);
-    else if (auto ret = dyn_cast<func::ReturnOp>(op))
-      result = visitReturn(ret);
-    else if (isa<FromLocalOp, ToLocalOp>(op))
-      result = op.emitError(
-          "from_local/to_local in a global-view function being propagated "
-          "are not supported");
-    else
-      result = visitOp(&op);
-    if (failed(result))
+  for (Operation &op : llvm::make_early_inc_range(body))
+    if (failed(visit(op)))
       return failure();
-  }
   foldRedistributeChains();
   writeLayouts();
   return success();
