@@ -484,13 +484,57 @@ LogicalResult Propagator::visit(Operation &op) {
 
 FailureOr<bool> Propagator::visitSoftmaxOverShards(Operation *op) {
   auto softmax = dyn_cast<linalg::SoftmaxOp>(op);
-  if (!softmax || !softmax.getInputOperandType().hasStaticShape())
+  if (!softmax || !isa<RankedTensorType>(softmax.getInputOperandType()) ||
+      !softmax.getInputOperandType().hasStaticShape())
     return false;
   LayoutAttr input = layouts.lookup(softmax.getInput());
   int64_t dim = softmax.getDimension();
-  if (!input || llvm::none_of(input.getPlacements(), [&](PlacementAttr p) {
+  if (!input || input.hasPartial() ||
+      llvm::none_of(input.getPlacements(), [&](PlacementAttr p) {
         return p.isShard() && p.getDim() == dim;
       }))
+    return false;
+  // Decompose where all-reducing the row maxima and sums costs less than
+  // the cheapest layout the whole op can take its input in (at
+  // latency-bound sizes one all_gather or all_to_all of a small input is
+  // cheaper than two all_reduces).
+  auto type = cast<RankedTensorType>(softmax.getInputOperandType());
+  SmallVector<int64_t> rowShape(type.getShape());
+  rowShape.erase(rowShape.begin() + dim);
+  auto rowType = RankedTensorType::get(rowShape, type.getElementType());
+  MLIRContext *ctx = op->getContext();
+  auto statistics = [&](ReduceKind kind) {
+    SmallVector<PlacementAttr> partial, reduced;
+    for (PlacementAttr p : input.getPlacements()) {
+      if (p.isShard() && p.getDim() >= dim) {
+        partial.push_back(p.getDim() == dim
+                              ? PlacementAttr::getPartial(ctx, kind)
+                              : PlacementAttr::getShard(ctx, p.getDim() - 1));
+        reduced.push_back(p.getDim() == dim ? PlacementAttr::getReplicate(ctx)
+                                            : partial.back());
+        continue;
+      }
+      partial.push_back(p);
+      reduced.push_back(p);
+    }
+    return layoutCost(rowType, LayoutAttr::get(ctx, input.getMesh(), partial),
+                      LayoutAttr::get(ctx, input.getMesh(), reduced));
+  };
+  // Both sides pay for what the users need of the result too: the pieces
+  // leave it in the input's layout.
+  lookahead.clear();
+  double rows = statistics(ReduceKind::Max) + statistics(ReduceKind::Sum) +
+                userCost(op, {input}, kLookaheadDepth);
+  double whole = std::numeric_limits<double>::infinity();
+  FailureOr<ShardingSpec> spec = getShardingSpec(op, nullptr);
+  if (succeeded(spec))
+    for (const ShardingStrategy &strategy :
+         supportedStrategies(op, *spec, mesh))
+      whole = std::min(whole,
+                       transitionCost(softmax.getInput(), strategy.operands[0]) +
+                           userCost(op, strategy.results, kLookaheadDepth));
+  lookahead.clear();
+  if (!(rows < whole))
     return false;
   Operation *before = op->getPrevNode();
   OpBuilder builder(op);

@@ -40,43 +40,43 @@ func.func private @matmul_cat(
 
 // Softmax over the sharded dim: the decomposition's row maximum and row sum
 // are the only values that move (two all_reduces of 64 floats), not the
-// 64x2048 input.
+// 128x8192 input.
 // COMM-LABEL: comm report for @softmax
 // COMM-NEXT: collective
-// COMM-NEXT: all_reduce 2 0 512
-// COMM-NEXT: total 2 0 512
-func.func private @softmax(%x: tensor<64x2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>})
-    -> (tensor<64x2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>}) {
-  %e = tensor.empty() : tensor<64x2048xf32>
-  %s = linalg.softmax dimension(1) ins(%x : tensor<64x2048xf32>) outs(%e : tensor<64x2048xf32>) -> tensor<64x2048xf32>
-  return %s : tensor<64x2048xf32>
+// COMM-NEXT: all_reduce 2 0 1024
+// COMM-NEXT: total 2 0 1024
+func.func private @softmax(%x: tensor<128x8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>})
+    -> (tensor<128x8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>}) {
+  %e = tensor.empty() : tensor<128x8192xf32>
+  %s = linalg.softmax dimension(1) ins(%x : tensor<128x8192xf32>) outs(%e : tensor<128x8192xf32>) -> tensor<128x8192xf32>
+  return %s : tensor<128x8192xf32>
 }
 
 // RMSNorm over the sharded hidden dim: one all_reduce of the row sums of
 // squares.
 // COMM-LABEL: comm report for @rmsnorm
 // COMM-NEXT: collective
-// COMM-NEXT: all_reduce 1 0 256
-// COMM-NEXT: total 1 0 256
+// COMM-NEXT: all_reduce 1 0 512
+// COMM-NEXT: total 1 0 512
 func.func private @rmsnorm(
-    %x: tensor<64x2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>},
-    %w: tensor<2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>, dtensor.param})
-    -> (tensor<64x2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>}) {
+    %x: tensor<128x8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>},
+    %w: tensor<8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>, dtensor.param})
+    -> (tensor<128x8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>}) {
   %zero = arith.constant 0.0 : f32
-  %e1 = tensor.empty() : tensor<64xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %e1 = tensor.empty() : tensor<128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<128xf32>) -> tensor<128xf32>
   %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<64x2048xf32>) outs(%z : tensor<64xf32>) {
+      ins(%x : tensor<128x8192xf32>) outs(%z : tensor<128xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %sq = arith.mulf %a, %a : f32
     %s = arith.addf %sq, %acc : f32
     linalg.yield %s : f32
-  } -> tensor<64xf32>
-  %e2 = tensor.empty() : tensor<64x2048xf32>
+  } -> tensor<128xf32>
+  %e2 = tensor.empty() : tensor<128x8192xf32>
   %y = linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%x, %ss, %w : tensor<64x2048xf32>, tensor<64xf32>, tensor<2048xf32>) outs(%e2 : tensor<64x2048xf32>) {
+      ins(%x, %ss, %w : tensor<128x8192xf32>, tensor<128xf32>, tensor<8192xf32>) outs(%e2 : tensor<128x8192xf32>) {
   ^bb0(%a: f32, %s: f32, %g: f32, %o: f32):
-    %n = arith.constant 2048.0 : f32
+    %n = arith.constant 8192.0 : f32
     %eps = arith.constant 1.0e-5 : f32
     %ms = arith.divf %s, %n : f32
     %me = arith.addf %ms, %eps : f32
@@ -84,50 +84,50 @@ func.func private @rmsnorm(
     %v = arith.mulf %a, %r : f32
     %out = arith.mulf %v, %g : f32
     linalg.yield %out : f32
-  } -> tensor<64x2048xf32>
-  return %y : tensor<64x2048xf32>
+  } -> tensor<128x8192xf32>
+  return %y : tensor<128x8192xf32>
 }
 
 // LayerNorm over the sharded hidden dim (two passes: mean, then variance):
 // two all_reduces of row statistics.
 // COMM-LABEL: comm report for @layernorm
 // COMM-NEXT: collective
-// COMM-NEXT: all_reduce 2 0 512
-// COMM-NEXT: total 2 0 512
+// COMM-NEXT: all_reduce 2 0 1024
+// COMM-NEXT: total 2 0 1024
 func.func private @layernorm(
-    %x: tensor<64x2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>},
-    %gamma: tensor<2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>, dtensor.param},
-    %beta: tensor<2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>, dtensor.param})
-    -> (tensor<64x2048xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>}) {
+    %x: tensor<128x8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>},
+    %gamma: tensor<8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>, dtensor.param},
+    %beta: tensor<8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(0)]>, dtensor.param})
+    -> (tensor<128x8192xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>}) {
   %zero = arith.constant 0.0 : f32
-  %e1 = tensor.empty() : tensor<64xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %e1 = tensor.empty() : tensor<128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<128xf32>) -> tensor<128xf32>
   %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<64x2048xf32>) outs(%z : tensor<64xf32>) {
+      ins(%x : tensor<128x8192xf32>) outs(%z : tensor<128xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %a, %acc : f32
     linalg.yield %s : f32
-  } -> tensor<64xf32>
-  %e2 = tensor.empty() : tensor<64x2048xf32>
+  } -> tensor<128xf32>
+  %e2 = tensor.empty() : tensor<128x8192xf32>
   %cen = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%x, %sum : tensor<64x2048xf32>, tensor<64xf32>) outs(%e2 : tensor<64x2048xf32>) {
+      ins(%x, %sum : tensor<128x8192xf32>, tensor<128xf32>) outs(%e2 : tensor<128x8192xf32>) {
   ^bb0(%a: f32, %s: f32, %o: f32):
-    %n = arith.constant 2048.0 : f32
+    %n = arith.constant 8192.0 : f32
     %mean = arith.divf %s, %n : f32
     %d = arith.subf %a, %mean : f32
     linalg.yield %d : f32
-  } -> tensor<64x2048xf32>
+  } -> tensor<128x8192xf32>
   %var = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%cen : tensor<64x2048xf32>) outs(%z : tensor<64xf32>) {
+      ins(%cen : tensor<128x8192xf32>) outs(%z : tensor<128xf32>) {
   ^bb0(%d: f32, %acc: f32):
     %sq = arith.mulf %d, %d : f32
     %s = arith.addf %sq, %acc : f32
     linalg.yield %s : f32
-  } -> tensor<64xf32>
+  } -> tensor<128xf32>
   %y = linalg.generic {indexing_maps = [#id, #row, #col, #col, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%cen, %var, %gamma, %beta : tensor<64x2048xf32>, tensor<64xf32>, tensor<2048xf32>, tensor<2048xf32>) outs(%e2 : tensor<64x2048xf32>) {
+      ins(%cen, %var, %gamma, %beta : tensor<128x8192xf32>, tensor<128xf32>, tensor<8192xf32>, tensor<8192xf32>) outs(%e2 : tensor<128x8192xf32>) {
   ^bb0(%d: f32, %v: f32, %g: f32, %b: f32, %o: f32):
-    %n = arith.constant 2048.0 : f32
+    %n = arith.constant 8192.0 : f32
     %eps = arith.constant 1.0e-5 : f32
     %vn = arith.divf %v, %n : f32
     %ve = arith.addf %vn, %eps : f32
@@ -136,8 +136,8 @@ func.func private @layernorm(
     %tg = arith.mulf %t, %g : f32
     %out = arith.addf %tg, %b : f32
     linalg.yield %out : f32
-  } -> tensor<64x2048xf32>
-  return %y : tensor<64x2048xf32>
+  } -> tensor<128x8192xf32>
+  return %y : tensor<128x8192xf32>
 }
 
 // A K-split matmul requested as P(avg): each rank scales its P(sum) part by
