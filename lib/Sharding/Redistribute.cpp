@@ -165,19 +165,6 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
   std::optional<ReduceKind> partialKind = to.getPartialKind();
   if (!partialKind)
     partialKind = from.getPartialKind();
-  // A layout holds one Partial reduction (LAYOUT4): on the way from P(a) to
-  // P(b) no state mixes them.
-  auto mixesPartials = [](LayoutAttr layout) {
-    std::optional<ReduceKind> kind;
-    for (PlacementAttr p : layout.getPlacements()) {
-      if (!p.isPartial())
-        continue;
-      if (kind && *kind != p.getReduce())
-        return true;
-      kind = p.getReduce();
-    }
-    return false;
-  };
 
   // Candidate placements for every axis.
   SmallVector<PlacementAttr> choices;
@@ -229,7 +216,9 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
           continue;
         StepKind kind = *classifyStep(src, dst, axisSize, nullptr);
         LayoutAttr next = withPlacement(layout, axis, dst);
-        if (mixesPartials(next))
+        // A layout holds one Partial reduction (LAYOUT4): on the way from
+        // P(sum) to P(avg) no state mixes them.
+        if (mixesPartialReductions(next.getPlacements()))
           continue;
         double cost = node.cost + stepCostUs(mesh, globalType, kind, axisSize,
                                              layout, next, hw);

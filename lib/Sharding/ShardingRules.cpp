@@ -2,6 +2,8 @@
 
 #include "dtensor/Sharding/ShardingRules.h"
 
+#include "dtensor/Sharding/Layout.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -471,15 +473,7 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
 
     // Drop strategies that would mix Partial reductions.
     auto mixed = [](ArrayRef<PlacementAttr> placements) {
-      std::optional<ReduceKind> kind;
-      for (PlacementAttr p : placements) {
-        if (!p.isPartial())
-          continue;
-        if (kind && *kind != p.getReduce())
-          return true;
-        kind = p.getReduce();
-      }
-      return false;
+      return mixesPartialReductions(placements);
     };
     bool valid = llvm::none_of(operandPl, mixed) && llvm::none_of(resultPl, mixed);
     if (valid) {
