@@ -10,6 +10,7 @@
 // RUN:   timeout 120 dtensor-run %t.2.mlir -n 2 --entry $f | FileCheck %s || exit 1; \
 // RUN:   timeout 120 dtensor-run %t.4.mlir -n 4 --entry $f | FileCheck %s || exit 1; \
 // RUN: done
+// RUN: timeout 300 dtensor-run %t.4.mlir -n 4 --entry softmax_2d | FileCheck %s
 // CHECK: max relative error {{.*}} ok
 // CHECK: PASS
 
@@ -182,4 +183,18 @@ func.func private @int_partial_sum(
     -> (tensor<8x16xi32> {dtensor.layout = #dtensor.layout<@m, [P(sum)]>}) {
   %s = arith.addi %x, %y : tensor<8x16xi32>
   return %s : tensor<8x16xi32>
+}
+
+// On a 2-D mesh, batch rows over one axis and the softmax dim over the
+// other: the statistics are all-reduced over the second axis only (4 ranks).
+// COMM-LABEL: comm report for @softmax_2d
+// COMM-NEXT: collective
+// COMM-NEXT: all_reduce 2 0 1024
+// COMM-NEXT: total 2 0 1024
+dtensor.mesh @m22 shape = [2, 2]
+func.func private @softmax_2d(%x: tensor<4x64x8192xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), S(2)]>})
+    -> (tensor<4x64x8192xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), S(2)]>}) {
+  %e = tensor.empty() : tensor<4x64x8192xf32>
+  %s = linalg.softmax dimension(2) ins(%x : tensor<4x64x8192xf32>) outs(%e : tensor<4x64x8192xf32>) -> tensor<4x64x8192xf32>
+  return %s : tensor<4x64x8192xf32>
 }
