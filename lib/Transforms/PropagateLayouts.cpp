@@ -540,13 +540,15 @@ FailureOr<bool> Propagator::visitSoftmaxOverShards(Operation *op) {
   OpBuilder builder(op);
   FailureOr<SmallVector<Value>> pieces =
       cast<linalg::AggregatedOpInterface>(op).decomposeOperation(builder);
-  if (failed(pieces))
-    return op->emitError("cannot decompose this softmax");
+  if (failed(pieces)) // Upstream's decomposition does not fail: keep it whole.
+    return false;
   op->replaceAllUsesWith(*pieces);
   SmallVector<Operation *> created;
   for (Operation *it = before ? before->getNextNode() : &op->getBlock()->front();
        it != op; it = it->getNextNode())
     created.push_back(it);
+  // An earlier lookahead may have cached the op's strategies.
+  userStrategies.erase(op);
   op->erase();
   for (Operation *piece : created)
     if (failed(visit(*piece)))
