@@ -303,7 +303,16 @@ LogicalResult RedistributeOp::verify() {
       return emitConstraintError(*this, "RD4")
              << "mesh dimension " << axis
              << ": R cannot become P(product)";
-    if (src.isPartial() && src.getReduce() != dst.getReduce())
+    // P(sum) and P(avg) differ by the group size: a local rescale, exact
+    // on integers only from sum to avg.
+    auto isSumOrAvg = [](PlacementAttr p) {
+      return p.getReduce() == ReduceKind::Sum ||
+             p.getReduce() == ReduceKind::Avg;
+    };
+    bool rescale = src.isPartial() && isSumOrAvg(src) && isSumOrAvg(dst) &&
+                   (dst.getReduce() == ReduceKind::Avg ||
+                    isa<FloatType>(getInput().getType().getElementType()));
+    if (src.isPartial() && src.getReduce() != dst.getReduce() && !rescale)
       return emitConstraintError(*this, "RD5")
              << "mesh dimension " << axis << ": P("
              << stringifyReduceKind(src.getReduce()) << ") cannot become P("

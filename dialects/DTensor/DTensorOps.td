@@ -136,7 +136,10 @@ def DTensor_RedistributeOp : DTensor_LayoutOp<"redistribute", [Pure]> {
        become a pending reduction).
     4. `RD4`: no mesh dimension goes from `R` to `P(product)` (a replicated
        value has no exact product decomposition).
-    5. `RD5`: no mesh dimension goes from `P(a)` to `P(b)` with `a != b`.
+    5. `RD5`: no mesh dimension goes from `P(a)` to `P(b)` with `a != b`,
+       except `P(sum)` to `P(avg)` (each process multiplies its part by the
+       group size) and, on floating-point tensors, `P(avg)` to `P(sum)`
+       (each divides it).
     6. `LAYOUT1`-`LAYOUT3`, `LAYOUT5` and `LAYOUT6` hold for both layouts on the operand type.
   }];
   let arguments = (ins AnyRankedTensor:$input,

@@ -22,6 +22,19 @@ LayoutAttr mlir::dtensor::withPlacement(LayoutAttr layout, int64_t axis,
   return LayoutAttr::get(layout.getContext(), layout.getMesh(), placements);
 }
 
+bool mlir::dtensor::mixesPartialReductions(
+    ArrayRef<PlacementAttr> placements) {
+  std::optional<ReduceKind> kind;
+  for (PlacementAttr p : placements) {
+    if (!p.isPartial())
+      continue;
+    if (kind && *kind != p.getReduce())
+      return true;
+    kind = p.getReduce();
+  }
+  return false;
+}
+
 static_assert(kUnknownSize == ShapedType::kDynamic,
               "HostLayout's unknown size must be MLIR's dynamic size");
 

@@ -26,6 +26,8 @@ llvm::StringRef mlir::dtensor::stringifyStepKind(StepKind kind) {
     return "local_chunk";
   case StepKind::LocalPartition:
     return "local_partition";
+  case StepKind::LocalRescale:
+    return "local_rescale";
   }
   return "unknown";
 }
@@ -45,7 +47,8 @@ static std::string placementString(PlacementAttr p) {
 FailureOr<StepKind> mlir::dtensor::classifyStep(PlacementAttr src,
                                                 PlacementAttr dst,
                                                 int64_t axisSize,
-                                                std::string *why) {
+                                                std::string *why,
+                                                Type elementType) {
   auto fail = [&](const Twine &message) -> FailureOr<StepKind> {
     if (why)
       *why = (placementString(src) + " -> " + placementString(dst) + ": " +
@@ -55,8 +58,19 @@ FailureOr<StepKind> mlir::dtensor::classifyStep(PlacementAttr src,
   };
   if (dst.isPartial() && src.isShard())
     return fail("a shard cannot become a pending reduction");
-  if (dst.isPartial() && src.isPartial() && src.getReduce() != dst.getReduce())
+  // P(sum) and P(avg) differ by the group size: a local rescale.
+  bool rescale = src.isPartial() && dst.isPartial() &&
+                 llvm::is_contained({ReduceKind::Sum, ReduceKind::Avg},
+                                    src.getReduce()) &&
+                 llvm::is_contained({ReduceKind::Sum, ReduceKind::Avg},
+                                    dst.getReduce());
+  if (dst.isPartial() && src.isPartial() &&
+      src.getReduce() != dst.getReduce() && !rescale)
     return fail("mixed Partial reductions have no meaning");
+  if (rescale && src.getReduce() == ReduceKind::Avg &&
+      dst.getReduce() == ReduceKind::Sum && elementType &&
+      !isa<FloatType>(elementType))
+    return fail("an integer tensor would divide inexactly");
   if (dst.isPartial() && src.isReplicate() &&
       dst.getReduce() == ReduceKind::Product)
     return fail("a replicated value has no exact product decomposition");
@@ -64,6 +78,8 @@ FailureOr<StepKind> mlir::dtensor::classifyStep(PlacementAttr src,
     return StepKind::None;
   if (src.isShard())
     return dst.isReplicate() ? StepKind::AllGather : StepKind::AllToAll;
+  if (src.isPartial() && dst.isPartial())
+    return StepKind::LocalRescale;
   if (src.isPartial())
     return dst.isReplicate() ? StepKind::AllReduce : StepKind::ReduceScatter;
   return dst.isShard() ? StepKind::LocalChunk : StepKind::LocalPartition;
@@ -121,6 +137,7 @@ static double stepCostUs(MeshOp mesh, RankedTensorType type, StepKind kind,
   case StepKind::LocalChunk:
     return kStepUs + memoryTimeUs(hw, out);
   case StepKind::LocalPartition:
+  case StepKind::LocalRescale:
     return kStepUs + memoryTimeUs(hw, in);
   }
   return kStepUs;
@@ -141,7 +158,8 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
   for (auto [axis, pair] :
        llvm::enumerate(llvm::zip(from.getPlacements(), to.getPlacements()))) {
     auto [src, dst] = pair;
-    if (failed(classifyStep(src, dst, mesh.getShape()[axis], why)))
+    if (failed(classifyStep(src, dst, mesh.getShape()[axis], why,
+                            globalType.getElementType())))
       return failure();
   }
   std::optional<ReduceKind> partialKind = to.getPartialKind();
@@ -189,7 +207,8 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
         // Partial may appear only where the target has it.
         if (dst.isPartial() && !to.getPlacements()[axis].isPartial())
           continue;
-        if (failed(classifyStep(src, dst, axisSize, nullptr)))
+        if (failed(classifyStep(src, dst, axisSize, nullptr,
+                                globalType.getElementType())))
           continue;
         if (src.isShard() && !isLastShardAxis(layout, axis, src.getDim()))
           continue;
@@ -197,6 +216,10 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
           continue;
         StepKind kind = *classifyStep(src, dst, axisSize, nullptr);
         LayoutAttr next = withPlacement(layout, axis, dst);
+        // A layout holds one Partial reduction (LAYOUT4): on the way from
+        // P(sum) to P(avg) no state mixes them.
+        if (mixesPartialReductions(next.getPlacements()))
+          continue;
         double cost = node.cost + stepCostUs(mesh, globalType, kind, axisSize,
                                              layout, next, hw);
         unsigned index = stateIndex(next);

@@ -2,6 +2,8 @@
 
 #include "dtensor/Sharding/ShardingRules.h"
 
+#include "dtensor/Sharding/Layout.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -304,7 +306,7 @@ FailureOr<ShardingSpec> mlir::dtensor::getShardingSpec(Operation *op,
     SmallVector<bool> opaque(rank, false);
     opaque[concat.getDim()] = true;
     ShardingSpec spec = getPartialIdentitySpec(op, rank, opaque);
-    spec.isAdditive = false;
+    spec.movesElements = true;
     return spec;
   }
   if (auto pad = dyn_cast<tensor::PadOp>(op)) {
@@ -393,7 +395,13 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
 
   // The choices of one mesh axis: -1 none; 0..numLoops-1 split that loop;
   // numLoops + i pass P(sum) through linear operand i; numLoops +
-  // numOperands pass P(sum) through every operand of an additive op.
+  // numOperands pass P(sum) through every operand of an additive op;
+  // numLoops + numOperands + 1 + k pass P(k) through every operand of an op
+  // that only moves elements.
+  const int64_t everyOperand = numLoops + numOperands;
+  const SmallVector<ReduceKind> kinds = {ReduceKind::Sum, ReduceKind::Avg,
+                                         ReduceKind::Product, ReduceKind::Min,
+                                         ReduceKind::Max};
   SmallVector<int64_t> choices = {-1};
   for (int64_t loop = 0; loop < numLoops; ++loop)
     if (spec.loops[loop].kind != ShardingLoop::Kind::Opaque)
@@ -402,7 +410,10 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
     if (spec.operandIsLinear[i] && spec.operandIsTensor[i])
       choices.push_back(numLoops + i);
   if (spec.isAdditive)
-    choices.push_back(numLoops + numOperands);
+    choices.push_back(everyOperand);
+  if (spec.movesElements)
+    for (size_t k = 0; k < kinds.size(); ++k)
+      choices.push_back(everyOperand + 1 + k);
 
   SmallVector<ShardingStrategy> strategies;
   int64_t rank = mesh.getRank();
@@ -443,30 +454,26 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
         continue;
       }
       // Partial pass-through.
+      PlacementAttr partial =
+          choice > everyOperand
+              ? PlacementAttr::getPartial(ctx, kinds[choice - everyOperand - 1])
+              : partialSum;
       for (unsigned i = 0; i < numOperands; ++i) {
         if (!spec.operandIsTensor[i])
           continue;
-        bool through = choice == numLoops + numOperands ||
+        bool through = choice >= everyOperand ||
                        choice == numLoops + static_cast<int64_t>(i) ||
                        spec.operandIsInit[i];
         if (through)
-          operandPl[i][axis] = partialSum;
+          operandPl[i][axis] = partial;
       }
       for (auto &placements : resultPl)
-        placements[axis] = partialSum;
+        placements[axis] = partial;
     }
 
     // Drop strategies that would mix Partial reductions.
     auto mixed = [](ArrayRef<PlacementAttr> placements) {
-      std::optional<ReduceKind> kind;
-      for (PlacementAttr p : placements) {
-        if (!p.isPartial())
-          continue;
-        if (kind && *kind != p.getReduce())
-          return true;
-        kind = p.getReduce();
-      }
-      return false;
+      return mixesPartialReductions(placements);
     };
     bool valid = llvm::none_of(operandPl, mixed) && llvm::none_of(resultPl, mixed);
     if (valid) {

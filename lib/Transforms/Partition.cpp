@@ -22,6 +22,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <functional>
+
 namespace mlir::dtensor {
 #define GEN_PASS_DEF_PARTITIONPASS
 #include "dtensor/Transforms/Passes.h.inc"
@@ -262,8 +264,10 @@ LogicalResult Partitioner::emitStep(RedistributeOp op) {
   PlacementAttr src = from.getPlacements()[*axis];
   PlacementAttr dst = to.getPlacements()[*axis];
   int64_t n = mesh.getShape()[*axis];
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type elementType = inputType.getElementType();
   std::string why;
-  FailureOr<StepKind> kind = classifyStep(src, dst, n, &why);
+  FailureOr<StepKind> kind = classifyStep(src, dst, n, &why, elementType);
   if (failed(kind))
     return op.emitError("invalid redistribution: ") << why;
   // Only the last mesh axis that shards a tensor dim may give it up or
@@ -283,8 +287,6 @@ LogicalResult Partitioner::emitStep(RedistributeOp op) {
   }
   SmallVector<int64_t> axes = {*axis};
   StringRef meshRef = from.getMesh().getValue();
-  auto inputType = cast<RankedTensorType>(input.getType());
-  Type elementType = inputType.getElementType();
   // The size of `dim` on this process before this axis splits it: the
   // extent under the axes that split `dim` before `axis`.
   auto logicalSize = [&](LayoutAttr layout, int64_t dim) {
@@ -358,17 +360,14 @@ LogicalResult Partitioner::emitStep(RedistributeOp op) {
     result = sliceAlong(input, dim, offset, size);
     break;
   }
-  case StepKind::LocalPartition: {
-    if (dst.getReduce() != ReduceKind::Sum) {
-      result = input; // avg, min, max: every process keeps the value.
+  case StepKind::LocalPartition:
+  case StepKind::LocalRescale: {
+    // R -> P(avg|min|max): every process keeps the value.
+    if (*kind == StepKind::LocalPartition &&
+        dst.getReduce() != ReduceKind::Sum) {
+      result = input;
       break;
     }
-    if (!isa<FloatType>(elementType))
-      return op.emitError("R -> P(sum) of an integer tensor would divide "
-                          "inexactly");
-    // Each process holds value / n, so the sum is the value.
-    Value divisor = arith::ConstantOp::create(
-        builder, loc(), builder.getFloatAttr(elementType, n));
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(builder, loc(), input);
     Value init = tensor::EmptyOp::create(builder, loc(), sizes, elementType);
@@ -376,11 +375,44 @@ LogicalResult Partitioner::emitStep(RedistributeOp op) {
     SmallVector<AffineMap> maps(2, builder.getMultiDimIdentityMap(rank));
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
+    // The part each process holds, from the value it has.
+    std::function<Value(OpBuilder &, Location, Value)> part;
+    bool isFloat = isa<FloatType>(elementType);
+    if (*kind == StepKind::LocalRescale && dst.getReduce() == ReduceKind::Avg) {
+      // P(sum) -> P(avg): the parts' mean must be their former sum.
+      Value factor = arith::ConstantOp::create(
+          builder, loc(),
+          isFloat ? cast<TypedAttr>(builder.getFloatAttr(elementType, n))
+                  : cast<TypedAttr>(builder.getIntegerAttr(elementType, n)));
+      part = [factor, isFloat](OpBuilder &b, Location l, Value x) -> Value {
+        if (isFloat)
+          return arith::MulFOp::create(b, l, x, factor);
+        return arith::MulIOp::create(b, l, x, factor);
+      };
+    } else if (isFloat) {
+      // R -> P(sum) (as DTensor) and P(avg) -> P(sum): each process holds
+      // value / n.
+      Value divisor = arith::ConstantOp::create(
+          builder, loc(), builder.getFloatAttr(elementType, n));
+      part = [divisor](OpBuilder &b, Location l, Value x) -> Value {
+        return arith::DivFOp::create(b, l, x, divisor);
+      };
+    } else {
+      // R -> P(sum) of integers, which do not divide exactly: coordinate 0
+      // of the axis holds the value and the others zero.
+      Value zero = arith::ConstantOp::create(
+          builder, loc(), builder.getZeroAttr(elementType));
+      Value first = arith::CmpIOp::create(
+          builder, loc(), arith::CmpIPredicate::eq, coord(*axis),
+          arith::ConstantIndexOp::create(builder, loc(), 0));
+      part = [first, zero](OpBuilder &b, Location l, Value x) -> Value {
+        return arith::SelectOp::create(b, l, first, x, zero);
+      };
+    }
     result = linalg::GenericOp::create(
                  builder, loc(), inputType, input, init, maps, iterators,
                  [&](OpBuilder &b, Location l, ValueRange args) {
-                   Value q = arith::DivFOp::create(b, l, args[0], divisor);
-                   linalg::YieldOp::create(b, l, q);
+                   linalg::YieldOp::create(b, l, part(b, l, args[0]));
                  })
                  .getResult(0);
     break;

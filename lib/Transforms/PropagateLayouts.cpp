@@ -16,6 +16,7 @@
 #include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
@@ -158,6 +159,12 @@ private:
   LogicalResult visitFor(scf::ForOp op);
   LogicalResult visitBlock(Block &block);
   LogicalResult visitOp(Operation *op);
+  /// A linalg.softmax whose input arrives sharded along its dimension is
+  /// decomposed (upstream's max, exp, sum, divide) and the pieces are
+  /// propagated instead: the row statistics, not the input, communicate.
+  /// Returns false, touching nothing, for any other op.
+  FailureOr<bool> visitSoftmaxOverShards(Operation *op);
+  LogicalResult visit(Operation &op);
   void foldRedistributeChains();
   void writeLayouts();
 
@@ -391,23 +398,9 @@ LogicalResult Propagator::visitReturn(func::ReturnOp op) {
 }
 
 LogicalResult Propagator::visitBlock(Block &block) {
-  for (Operation &op : llvm::make_early_inc_range(block)) {
-    LogicalResult result = success();
-    if (auto annotate = dyn_cast<AnnotateOp>(op))
-      result = visitAnnotate(annotate);
-    else if (auto redistribute = dyn_cast<RedistributeOp>(op))
-      result = visitRedistribute(redistribute);
-    else if (auto ret = dyn_cast<func::ReturnOp>(op))
-      result = visitReturn(ret);
-    else if (auto loop = dyn_cast<scf::ForOp>(op))
-      result = visitFor(loop);
-    else if (isa<scf::YieldOp>(op))
-      result = success(); // The loop's visit handles it.
-    else
-      result = visitOp(&op);
-    if (failed(result))
+  for (Operation &op : llvm::make_early_inc_range(block))
+    if (failed(visit(op)))
       return failure();
-  }
   return success();
 }
 
@@ -537,6 +530,97 @@ LogicalResult Propagator::visitOp(Operation *op) {
   for (auto [result, layout] : llvm::zip_equal(op->getResults(), best->results))
     layouts[result] = layout;
   return success();
+}
+
+LogicalResult Propagator::visit(Operation &op) {
+  if (auto annotate = dyn_cast<AnnotateOp>(op))
+    return visitAnnotate(annotate);
+  if (auto redistribute = dyn_cast<RedistributeOp>(op))
+    return visitRedistribute(redistribute);
+  if (auto ret = dyn_cast<func::ReturnOp>(op))
+    return visitReturn(ret);
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return visitFor(loop);
+  if (isa<scf::YieldOp>(op))
+    return success(); // The loop's visit handles it.
+  FailureOr<bool> decomposed = visitSoftmaxOverShards(&op);
+  if (failed(decomposed) || *decomposed)
+    return decomposed;
+  return visitOp(&op);
+}
+
+FailureOr<bool> Propagator::visitSoftmaxOverShards(Operation *op) {
+  auto softmax = dyn_cast<linalg::SoftmaxOp>(op);
+  if (!softmax || !isa<RankedTensorType>(softmax.getInputOperandType()) ||
+      !softmax.getInputOperandType().hasStaticShape())
+    return false;
+  LayoutAttr input = layouts.lookup(softmax.getInput());
+  int64_t dim = softmax.getDimension();
+  if (!input || input.hasPartial() ||
+      llvm::none_of(input.getPlacements(), [&](PlacementAttr p) {
+        return p.isShard() && p.getDim() == dim;
+      }))
+    return false;
+  // Decompose where all-reducing the row maxima and sums costs less than
+  // the cheapest layout the whole op can take its input in (at
+  // latency-bound sizes one all_gather or all_to_all of a small input is
+  // cheaper than two all_reduces).
+  auto type = cast<RankedTensorType>(softmax.getInputOperandType());
+  SmallVector<int64_t> rowShape(type.getShape());
+  rowShape.erase(rowShape.begin() + dim);
+  auto rowType = RankedTensorType::get(rowShape, type.getElementType());
+  MLIRContext *ctx = op->getContext();
+  auto statistics = [&](ReduceKind kind) {
+    SmallVector<PlacementAttr> partial, reduced;
+    for (PlacementAttr p : input.getPlacements()) {
+      if (p.isShard() && p.getDim() >= dim) {
+        partial.push_back(p.getDim() == dim
+                              ? PlacementAttr::getPartial(ctx, kind)
+                              : PlacementAttr::getShard(ctx, p.getDim() - 1));
+        reduced.push_back(p.getDim() == dim ? PlacementAttr::getReplicate(ctx)
+                                            : partial.back());
+        continue;
+      }
+      partial.push_back(p);
+      reduced.push_back(p);
+    }
+    return layoutCost(rowType, LayoutAttr::get(ctx, input.getMesh(), partial),
+                      LayoutAttr::get(ctx, input.getMesh(), reduced));
+  };
+  // Both sides pay for what the users need of the result too: the pieces
+  // leave it in the input's layout.
+  lookahead.clear();
+  double rows = statistics(ReduceKind::Max) + statistics(ReduceKind::Sum) +
+                userCost(op, {input}, kLookaheadDepth);
+  double whole = std::numeric_limits<double>::infinity();
+  FailureOr<ShardingSpec> spec = getShardingSpec(op, nullptr);
+  if (succeeded(spec))
+    for (const ShardingStrategy &strategy :
+         supportedStrategies(op, *spec, mesh))
+      whole = std::min(whole,
+                       transitionCost(softmax.getInput(), strategy.operands[0]) +
+                           userCost(op, strategy.results, kLookaheadDepth));
+  lookahead.clear();
+  if (!(rows < whole))
+    return false;
+  Operation *before = op->getPrevNode();
+  OpBuilder builder(op);
+  FailureOr<SmallVector<Value>> pieces =
+      cast<linalg::AggregatedOpInterface>(op).decomposeOperation(builder);
+  if (failed(pieces)) // Upstream's decomposition does not fail: keep it whole.
+    return false;
+  op->replaceAllUsesWith(*pieces);
+  SmallVector<Operation *> created;
+  for (Operation *it = before ? before->getNextNode() : &op->getBlock()->front();
+       it != op; it = it->getNextNode())
+    created.push_back(it);
+  // An earlier lookahead may have cached the op's strategies.
+  userStrategies.erase(op);
+  op->erase();
+  for (Operation *piece : created)
+    if (failed(visit(*piece)))
+      return failure();
+  return true;
 }
 
 void Propagator::foldRedistributeChains() {

@@ -281,6 +281,55 @@ func.func @local_partition(%x: tensor<6x10xf32> {dtensor.layout = #dtensor.layou
 
 // -----
 
+dtensor.mesh @tp shape = [4]
+
+// Integers do not divide into n addends: R -> P(sum) keeps the value on
+// coordinate 0 and puts zeros elsewhere.
+// CHECK-LABEL: func.func @local_partition_int
+// CHECK-SAME: (%[[I:[^:]*]]: tensor<6x10xi32>
+// CHECK-DAG: %[[COORD:.*]] = dtensor.coord @tp axes = [0]
+// CHECK-DAG: %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[E:.*]] = tensor.empty() : tensor<6x10xi32>
+// CHECK-DAG: %[[FIRST:.*]] = arith.cmpi eq, %[[COORD]], %[[C0]] : index
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[I]] : tensor<6x10xi32>) outs(%[[E]] : tensor<6x10xi32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT: %[[S:.*]] = arith.select %[[FIRST]], %[[IN]], %[[Z]] : i32
+// CHECK-NEXT: linalg.yield %[[S]] : i32
+// CHECK: return %[[P]] :
+func.func @local_partition_int(%i: tensor<6x10xi32> {dtensor.layout = #dtensor.layout<@tp, [R]>})
+    -> tensor<6x10xi32> {
+  %s = dtensor.redistribute %i from <@tp, [R]> to <@tp, [P(sum)]> : tensor<6x10xi32>
+  return %s : tensor<6x10xi32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// P(sum) <-> P(avg) is a local rescale by the group size: P(sum) -> P(avg)
+// multiplies (integers too), P(avg) -> P(sum) divides.
+// CHECK-LABEL: func.func @local_rescale
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<6x10xf32> {{.*}}, %[[I:[^:]*]]: tensor<6x10xi32>
+// CHECK-DAG: %[[N:.*]] = arith.constant 4.000000e+00 : f32
+// CHECK-DAG: %[[NI:.*]] = arith.constant 4 : i32
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<6x10xf32>)
+// CHECK: arith.mulf %{{.*}}, %[[N]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[A]] : tensor<6x10xf32>)
+// CHECK: arith.divf %{{.*}}, %[[N]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[I]] : tensor<6x10xi32>)
+// CHECK: arith.muli %{{.*}}, %[[NI]] : i32
+func.func @local_rescale(%x: tensor<6x10xf32> {dtensor.layout = #dtensor.layout<@tp, [P(sum)]>},
+                         %i: tensor<6x10xi32> {dtensor.layout = #dtensor.layout<@tp, [P(sum)]>})
+    -> (tensor<6x10xf32>, tensor<6x10xf32>, tensor<6x10xi32>) {
+  %a = dtensor.redistribute %x from <@tp, [P(sum)]> to <@tp, [P(avg)]> : tensor<6x10xf32>
+  %s = dtensor.redistribute %a from <@tp, [P(avg)]> to <@tp, [P(sum)]> : tensor<6x10xf32>
+  %ai = dtensor.redistribute %i from <@tp, [P(sum)]> to <@tp, [P(avg)]> : tensor<6x10xi32>
+  return %a, %s, %ai : tensor<6x10xf32>, tensor<6x10xf32>, tensor<6x10xi32>
+}
+
+// -----
+
 // Nested 2-D shards. The size a mesh axis splits is the chunk the earlier
 // axes left (the logical size), which may differ between groups.
 
@@ -791,16 +840,6 @@ func.func @no_layout(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@tp, 
   return %z : tensor<8x8xf32>
 }
 
-// -----
-
-dtensor.mesh @tp shape = [4]
-
-// Integers cannot be split into n addends by a local divide.
-func.func @replicate_to_sum_int(%x: tensor<8xi32> {dtensor.layout = #dtensor.layout<@tp, [R]>}) -> tensor<8xi32> {
-  // expected-error @below {{R -> P(sum) of an integer tensor would divide inexactly}}
-  %y = dtensor.redistribute %x from <@tp, [R]> to <@tp, [P(sum)]> : tensor<8xi32>
-  return %y : tensor<8xi32>
-}
 
 // -----
 

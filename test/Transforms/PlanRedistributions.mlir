@@ -285,10 +285,11 @@ func.func @mixed_partials(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 dtensor.mesh @tp shape = [4]
 
-func.func @sum_to_avg(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  // expected-error @below {{cannot plan the redistribution: P(sum) -> P(avg): mixed Partial reductions have no meaning}}
-  %y = dtensor.redistribute %x from <@tp, [P(sum)]> to <@tp, [P(avg)]> : tensor<8x16xf32>
-  return %y : tensor<8x16xf32>
+// P(avg) -> P(sum) divides each part by the group size: not on integers.
+func.func @avg_to_sum_int(%x: tensor<8x16xi32>) -> tensor<8x16xi32> {
+  // expected-error @below {{cannot plan the redistribution: P(avg) -> P(sum): an integer tensor would divide inexactly}}
+  %y = dtensor.redistribute %x from <@tp, [P(avg)]> to <@tp, [P(sum)]> : tensor<8x16xi32>
+  return %y : tensor<8x16xi32>
 }
 
 // -----

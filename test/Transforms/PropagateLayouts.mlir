@@ -420,6 +420,53 @@ func.func @softmax(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> (tensor<8x16xf
 
 dtensor.mesh @tp shape = [4]
 
+// A softmax whose input arrives sharded along its dim, large enough that
+// two all_reduces of row statistics cost less than moving the input (the
+// 8x16 one above is not): it is decomposed and its pieces propagate, the
+// row maximum P(max) and the row sum P(sum) all-reduced, the rows stay
+// sharded.
+// CHECK-LABEL: func.func @softmax_statistics
+// CHECK-NOT: linalg.softmax
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<128x8192xf32>) {{.*}} attrs = {dtensor.layouts = [#dtensor.layout<@tp, [P(max)]>]}
+// CHECK: arith.maxnumf
+// CHECK: %[[MAXR:.*]] = dtensor.redistribute %[[MAX]] from <@tp, [P(max)]> to <@tp, [R]> : tensor<128xf32>
+// CHECK: %[[EXP:.*]] = linalg.generic {{.*}} ins(%arg0, %[[MAXR]] : {{.*}} attrs = {dtensor.layouts = [#dtensor.layout<@tp, [S(1)]>]}
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[EXP]] : {{.*}} attrs = {dtensor.layouts = [#dtensor.layout<@tp, [P(sum)]>]}
+// CHECK: %[[SUMR:.*]] = dtensor.redistribute %[[SUM]] from <@tp, [P(sum)]> to <@tp, [R]> : tensor<128xf32>
+// CHECK: %[[DIV:.*]] = linalg.generic {{.*}} ins(%[[EXP]], %[[SUMR]] : {{.*}} attrs = {dtensor.layouts = [#dtensor.layout<@tp, [S(1)]>]}
+// CHECK: arith.divf
+// CHECK-NOT: dtensor.redistribute
+// CHECK: return %[[DIV]]
+func.func @softmax_statistics(%x: tensor<128x8192xf32>) -> tensor<128x8192xf32> {
+  %xs = dtensor.annotate %x layout <@tp, [S(1)]> : tensor<128x8192xf32>
+  %e = tensor.empty() : tensor<128x8192xf32>
+  %s = linalg.softmax dimension(1) ins(%xs : tensor<128x8192xf32>) outs(%e : tensor<128x8192xf32>) -> tensor<128x8192xf32>
+  %r = dtensor.annotate %s layout <@tp, [S(1)]> : tensor<128x8192xf32>
+  return %r : tensor<128x8192xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A concat only moves elements: any Partial flows through it (here P(max)
+// of integers), reduced once after it.
+// CHECK-LABEL: func.func @concat_partial
+// CHECK-NEXT: %[[C:.*]] = tensor.concat dim(0) %arg0, %arg1 {dtensor.layouts = [#dtensor.layout<@tp, [P(max)]>]}
+// CHECK-NEXT: %[[R:.*]] = dtensor.redistribute %[[C]] from <@tp, [P(max)]> to <@tp, [R]> : tensor<16x16xi32>
+// CHECK-NEXT: return %[[R]]
+func.func @concat_partial(%x: tensor<8x16xi32>, %y: tensor<8x16xi32>) -> tensor<16x16xi32> {
+  %xs = dtensor.annotate %x layout <@tp, [P(max)]> : tensor<8x16xi32>
+  %ys = dtensor.annotate %y layout <@tp, [P(max)]> : tensor<8x16xi32>
+  %c = tensor.concat dim(0) %xs, %ys : (tensor<8x16xi32>, tensor<8x16xi32>) -> tensor<16x16xi32>
+  %r = dtensor.annotate %c layout <@tp, [R]> : tensor<16x16xi32>
+  return %r : tensor<16x16xi32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
 // Embedding lookups: a row-sharded table is a sum over the vocabulary
 // (Partial(sum)); a column-sharded table gives the feature (last) dim.
 // CHECK-LABEL: func.func @embedding_rows

@@ -87,6 +87,8 @@ TEST_F(RedistributeTest, ClassifyStepTable) {
       {replicate(), replicate(), StepKind::None},
       {shard(1), shard(1), StepKind::None},
       {partial(ReduceKind::Min), partial(ReduceKind::Min), StepKind::None},
+      {partial(), partial(ReduceKind::Avg), StepKind::LocalRescale},
+      {partial(ReduceKind::Avg), partial(), StepKind::LocalRescale},
   };
   for (const Row &row : rows) {
     std::string why;
@@ -114,8 +116,8 @@ TEST_F(RedistributeTest, ClassifyStepRejectsMeaninglessTransitions) {
       {replicate(), partial(ReduceKind::Product),
        "R -> P(product): a replicated value has no exact product "
        "decomposition"},
-      {partial(ReduceKind::Sum), partial(ReduceKind::Avg),
-       "P(sum) -> P(avg): mixed Partial reductions have no meaning"},
+      {partial(ReduceKind::Sum), partial(ReduceKind::Max),
+       "P(sum) -> P(max): mixed Partial reductions have no meaning"},
       {partial(ReduceKind::Max), partial(ReduceKind::Min),
        "P(max) -> P(min): mixed Partial reductions have no meaning"},
   };
@@ -131,6 +133,28 @@ TEST_F(RedistributeTest, ClassifyStepRejectsMeaninglessTransitions) {
   }
 }
 
+// P(sum) -> P(avg) multiplies by the group size, exact on any type; P(avg)
+// -> P(sum) divides, which only floats do exactly.
+TEST_F(RedistributeTest, ClassifyStepRescaleByElementType) {
+  Builder b(&context);
+  PlacementAttr sum = partial(), avg = partial(ReduceKind::Avg);
+  for (Type type : SmallVector<Type>{b.getF32Type(), b.getBF16Type(),
+                                     b.getI32Type()}) {
+    FailureOr<StepKind> kind = classifyStep(sum, avg, 4, nullptr, type);
+    ASSERT_TRUE(succeeded(kind));
+    EXPECT_EQ(*kind, StepKind::LocalRescale);
+  }
+  EXPECT_TRUE(succeeded(classifyStep(avg, sum, 4, nullptr, b.getF32Type())));
+  for (Type type : SmallVector<Type>{b.getI32Type(), b.getI64Type()}) {
+    std::string why;
+    EXPECT_TRUE(failed(classifyStep(avg, sum, 4, &why, type)));
+    EXPECT_EQ(why, "P(avg) -> P(sum): an integer tensor would divide "
+                   "inexactly");
+    // Partial(sum) itself stays fine on integers.
+    EXPECT_TRUE(succeeded(classifyStep(sum, sum, 4, nullptr, type)));
+  }
+}
+
 TEST_F(RedistributeTest, StepKindNames) {
   EXPECT_EQ(stringifyStepKind(StepKind::None), "none");
   EXPECT_EQ(stringifyStepKind(StepKind::AllGather), "all_gather");
@@ -139,6 +163,7 @@ TEST_F(RedistributeTest, StepKindNames) {
   EXPECT_EQ(stringifyStepKind(StepKind::AllToAll), "all_to_all");
   EXPECT_EQ(stringifyStepKind(StepKind::LocalChunk), "local_chunk");
   EXPECT_EQ(stringifyStepKind(StepKind::LocalPartition), "local_partition");
+  EXPECT_EQ(stringifyStepKind(StepKind::LocalRescale), "local_rescale");
 }
 
 //===----------------------------------------------------------------------===//

@@ -32,6 +32,10 @@ LayoutAttr getReplicatedLayout(MeshOp mesh);
 LayoutAttr withPlacement(LayoutAttr layout, int64_t axis,
                          PlacementAttr placement);
 
+/// True if `placements` mix Partial placements of different reductions,
+/// which no layout may (LAYOUT4).
+bool mixesPartialReductions(ArrayRef<PlacementAttr> placements);
+
 /// Sizes of the mesh axes that shard each tensor dimension, in split order.
 SmallVector<SmallVector<int64_t>> splitsPerDim(LayoutAttr layout, MeshOp mesh,
                                                int64_t rank);

@@ -7,6 +7,7 @@
 //   S(d) -> R      all_gather        P -> R     all_reduce
 //   S(a) -> S(b)   all_to_all        P -> S(d)  reduce_scatter
 //   R -> S(d)      local chunk       R -> P     local partition
+//   P(sum) <-> P(avg)                 local rescale by the group size
 //
 // Where one tensor dim is sharded by several mesh axes, the axes split it in
 // increasing order; only the last (largest) of them may give the dim up,
@@ -34,16 +35,23 @@ enum class StepKind {
   AllToAll,
   /// Replicate -> Shard: take this process's chunk.
   LocalChunk,
-  /// Replicate -> Partial: sum divides by the group size, avg/min/max keep.
+  /// Replicate -> Partial: sum divides a float by the group size (an
+  /// integer stays on coordinate 0, zero elsewhere), avg/min/max keep.
   LocalPartition,
+  /// P(sum) <-> P(avg): each process multiplies its part by the group size
+  /// (sum to avg) or divides it (avg to sum, floats only).
+  LocalRescale,
 };
 
 llvm::StringRef stringifyStepKind(StepKind kind);
 
 /// The step kind that turns `src` into `dst` on one axis of `axisSize`
-/// processes, or failure with `why` set if no single step can.
+/// processes, or failure with `why` set if no single step can. With an
+/// `elementType`, steps that would be inexact on it fail too (P(avg) ->
+/// P(sum) of an integer tensor).
 FailureOr<StepKind> classifyStep(PlacementAttr src, PlacementAttr dst,
-                                 int64_t axisSize, std::string *why);
+                                 int64_t axisSize, std::string *why,
+                                 Type elementType = {});
 
 struct RedistributeStep {
   int64_t meshAxis;

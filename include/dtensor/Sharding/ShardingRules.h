@@ -50,6 +50,10 @@ struct ShardingSpec {
   SmallVector<bool> operandIsLinear;
   /// The op is a sum of its operands (add, sub): all-P(sum) gives P(sum).
   bool isAdditive = false;
+  /// The op only moves elements (tensor.concat): every tensor operand
+  /// P(op) gives a P(op) result, for each reduction `op` (an elementwise
+  /// reduction commutes with moving elements).
+  bool movesElements = false;
   /// The op creates its result from nothing but scalars (tensor.empty,
   /// a splat constant, a fill of a constant): any layout is free, Partial
   /// only where the fill value is the reduction's identity.
@@ -70,7 +74,9 @@ struct ShardingStrategy {
 };
 
 /// Every strategy of `spec` on `mesh`: each mesh axis splits one loop, or
-/// none, or (where the op allows it) passes a Partial through.
+/// none, or (where the op allows it) passes a Partial through: P(sum)
+/// through a linear operand or every operand of an additive op, any P(op)
+/// through every operand of an op that only moves elements.
 SmallVector<ShardingStrategy> enumerateStrategies(const ShardingSpec &spec,
                                                   MeshOp mesh);
 

@@ -303,6 +303,19 @@ func.func @rd5(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 dtensor.mesh @tp shape = [4]
 
+// RD5: P(avg) -> P(sum) divides each part by the group size: not integers
+// (P(sum) -> P(avg) multiplies, which is exact).
+func.func @rd5_int(%x: tensor<8xi32>) -> tensor<8xi32> {
+  %ok = dtensor.redistribute %x from <@tp, [P]> to <@tp, [P(avg)]> : tensor<8xi32>
+  // expected-error @+1 {{RD5] mesh dimension 0: P(avg) cannot become P(sum)}}
+  %y = dtensor.redistribute %ok from <@tp, [P(avg)]> to <@tp, [P]> : tensor<8xi32>
+  return %y : tensor<8xi32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
 // LAYOUT1 on the `from` layout of a redistribute.
 func.func @rd_from_layout1(%x: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{LAYOUT1] @nope does not name a dtensor.mesh}}

@@ -130,6 +130,11 @@ func.func @redistribute(%x: tensor<8x16xf32>, %d: tensor<?x?xf32>) {
   %3 = dtensor.redistribute %x from <@mesh2d, [R, R]> to <@mesh2d, [P(avg), P(avg)]> : tensor<8x16xf32>
   // CHECK: dtensor.redistribute %[[X]] from <@mesh2d, [P(max), S(1)]> to <@mesh2d, [P(max), R]> : tensor<8x16xf32>{{$}}
   %4 = dtensor.redistribute %x from <@mesh2d, [P(max), S(1)]> to <@mesh2d, [P(max), R]> : tensor<8x16xf32>
+  // P(sum) and P(avg) turn into each other (a local rescale).
+  // CHECK: dtensor.redistribute %[[X]] from <@tp, [P(sum)]> to <@tp, [P(avg)]> : tensor<8x16xf32>{{$}}
+  %sa = dtensor.redistribute %x from <@tp, [P]> to <@tp, [P(avg)]> : tensor<8x16xf32>
+  // CHECK: dtensor.redistribute %[[X]] from <@tp, [P(avg)]> to <@tp, [P(sum)]> : tensor<8x16xf32>{{$}}
+  %as = dtensor.redistribute %x from <@tp, [P(avg)]> to <@tp, [P]> : tensor<8x16xf32>
   // P(product) survives when it stays P(product).
   // CHECK: dtensor.redistribute %[[X]] from <@tp, [P(product)]> to <@tp, [P(product)]> : tensor<8x16xf32>{{$}}
   %5 = dtensor.redistribute %x from <@tp, [P(product)]> to <@tp, [P(product)]> : tensor<8x16xf32>
