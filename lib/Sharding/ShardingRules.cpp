@@ -299,6 +299,25 @@ FailureOr<ShardingSpec> mlir::dtensor::getShardingSpec(Operation *op,
                           /*expanding=*/true);
   if (auto gather = dyn_cast<tensor::GatherOp>(op))
     return getGatherSpec(gather, why);
+  if (auto routed = dyn_cast<RoutedMatmulOp>(op)) {
+    // y[t, k, f] = sum_h x[t, h] * w[ids[t, k], h, f]. Loops t, k, f
+    // (parallel), h (sum) and the experts e, which only split together
+    // with the tokens: each rank then holds its tokens and its experts,
+    // and the partitioner routes tokens to experts (all_to_all_v).
+    enum { T, K, F, H, E };
+    ShardingSpec spec = makeSpec(op, 5);
+    spec.loops[H].kind = ShardingLoop::Kind::Reduction;
+    spec.loops[H].combiner = ReduceKind::Sum;
+    spec.loops[E].kind = ShardingLoop::Kind::Opaque;
+    spec.operandDims[0] = {T, H};
+    spec.operandDims[1] = {T, K};
+    spec.operandDims[2] = {E, H, F};
+    spec.resultDims.push_back({T, K, F});
+    spec.operandIsLinear[0] = true;
+    spec.operandIsLinear[2] = true;
+    spec.jointSplits.push_back({T, E});
+    return spec;
+  }
   if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     int64_t rank = concat.getResultType().getRank();
     SmallVector<bool> opaque(rank, false);
@@ -403,6 +422,10 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
       choices.push_back(numLoops + i);
   if (spec.isAdditive)
     choices.push_back(numLoops + numOperands);
+  // numLoops + numOperands + 1 + g: split the loops of jointSplits[g].
+  int64_t jointBase = numLoops + numOperands + 1;
+  for (size_t g = 0; g < spec.jointSplits.size(); ++g)
+    choices.push_back(jointBase + static_cast<int64_t>(g));
 
   SmallVector<ShardingStrategy> strategies;
   int64_t rank = mesh.getRank();
@@ -418,6 +441,27 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
       int64_t choice = choices[pick[axis]];
       if (choice < 0)
         continue;
+      if (choice >= jointBase) {
+        // Parallel loops split together: each shards what it indexes.
+        split *= mesh.getShape()[axis];
+        for (int64_t loop : spec.jointSplits[choice - jointBase]) {
+          for (unsigned i = 0; i < numOperands; ++i) {
+            if (!spec.operandIsTensor[i])
+              continue;
+            auto it = llvm::find(spec.operandDims[i], loop);
+            if (it != spec.operandDims[i].end())
+              operandPl[i][axis] = PlacementAttr::getShard(
+                  ctx, it - spec.operandDims[i].begin());
+          }
+          for (auto [r, dims] : llvm::enumerate(spec.resultDims)) {
+            auto it = llvm::find(dims, loop);
+            if (it != dims.end())
+              resultPl[r][axis] =
+                  PlacementAttr::getShard(ctx, it - dims.begin());
+          }
+        }
+        continue;
+      }
       if (choice < numLoops) {
         const ShardingLoop &loop = spec.loops[choice];
         split *= mesh.getShape()[axis];
