@@ -1,16 +1,18 @@
-// A mixture-of-experts layer with top-1 routing, expert-parallel over 4
+// A mixture-of-experts layer with top-2 routing, expert-parallel over 4
 // ranks: 4 experts, one per rank, and 16 tokens, 4 per rank.
 //
 //   logits = x @ w_router                      x: 16x8, w_router: 8x4
-//   p = softmax(logits);  e(t) = argmax p[t];  g(t) = p[t, e(t)]
-//   y[t] = g(t) * (x[t] @ w[e(t)])             w: 4x8x8 (expert, in, out)
+//   p = softmax(logits)
+//   e1(t) = argmax p[t];  e2(t) = argmax of p[t] without e1(t)
+//   y[t] = sum_k p[t, ek(t)] * (x[t] @ w[ek(t)])   w: 4x8x8 (expert, in, out)
 //
 // The expert layer is one dtensor.routed_matmul (docs/design.md, "Routed
-// matmul"). With tokens sharded by rows and experts by the expert dim,
-// each rank counts its tokens per expert, sends them to the ranks that
-// hold their experts (dtensor.all_to_all_v, split sizes computed at run
-// time: the token counts per expert are uneven and data-dependent), runs
-// its expert on what it received and sends the results back. The router
+// matmul"), one row per (token, choice). With tokens sharded by rows and
+// experts by the expert dim, each rank counts its (token, choice) items per
+// expert, sends the tokens to the ranks that hold their experts
+// (dtensor.all_to_all_v, split sizes computed at run time: the token counts
+// per expert are uneven and data-dependent), runs its expert on what it
+// received and sends the results back. The router
 // and the gating are local (tokens sharded, router weight replicated).
 //
 //   dtensor-opt examples/moe.mlir --dtensor-spmd --dtensor-comm-report
@@ -18,8 +20,11 @@
 
 #tok = affine_map<(t, e) -> (t, e)>
 #row = affine_map<(t, e) -> (t)>
-#tf = affine_map<(t, f) -> (t, f)>
-#t = affine_map<(t, f) -> (t)>
+#choice = affine_map<(t, k) -> (t, k)>
+#token = affine_map<(t, k) -> (t)>
+#expert_out = affine_map<(t, f, k) -> (t, k, f)>
+#gate = affine_map<(t, f, k) -> (t, k)>
+#out = affine_map<(t, f, k) -> (t, f)>
 
 dtensor.mesh @ep shape = [4] names = ["ep"]
 
@@ -42,7 +47,8 @@ func.func @moe(%x: tensor<16x8xf32>,
   %probs = linalg.softmax dimension(1) ins(%logits : tensor<16x4xf32>)
                           outs(%e1 : tensor<16x4xf32>) -> tensor<16x4xf32>
 
-  // Top-1: the largest probability and its expert.
+  // Top-2: the largest probability and its expert, then the largest of
+  // the others.
   %neg = arith.constant -1.0 : f32
   %e2 = tensor.empty() : tensor<16xf32>
   %f2 = linalg.fill ins(%neg : f32) outs(%e2 : tensor<16xf32>)
@@ -51,8 +57,8 @@ func.func @moe(%x: tensor<16x8xf32>,
   %e3 = tensor.empty() : tensor<16xi64>
   %f3 = linalg.fill ins(%c0 : i64) outs(%e3 : tensor<16xi64>)
       -> tensor<16xi64>
-  %gate, %expert = linalg.generic {indexing_maps = [#tok, #row, #row],
-                                   iterator_types = ["parallel", "reduction"]}
+  %g1, %x1 = linalg.generic {indexing_maps = [#tok, #row, #row],
+                             iterator_types = ["parallel", "reduction"]}
       ins(%probs : tensor<16x4xf32>)
       outs(%f2, %f3 : tensor<16xf32>, tensor<16xi64>) {
   ^bb0(%p: f32, %best: f32, %arg: i64):
@@ -63,25 +69,53 @@ func.func @moe(%x: tensor<16x8xf32>,
     %na = arith.select %better, %ei, %arg : i64
     linalg.yield %nb, %na : f32, i64
   } -> (tensor<16xf32>, tensor<16xi64>)
-  %ids = tensor.expand_shape %expert [[0, 1]] output_shape [16, 1]
-      : tensor<16xi64> into tensor<16x1xi64>
+  %g2, %x2 = linalg.generic {indexing_maps = [#tok, #row, #row, #row],
+                             iterator_types = ["parallel", "reduction"]}
+      ins(%probs, %x1 : tensor<16x4xf32>, tensor<16xi64>)
+      outs(%f2, %f3 : tensor<16xf32>, tensor<16xi64>) {
+  ^bb0(%p: f32, %first: i64, %best: f32, %arg: i64):
+    %e = linalg.index 1 : index
+    %ei = arith.index_cast %e : index to i64
+    %other = arith.cmpi ne, %ei, %first : i64
+    %higher = arith.cmpf ogt, %p, %best : f32
+    %better = arith.andi %other, %higher : i1
+    %nb = arith.select %better, %p, %best : f32
+    %na = arith.select %better, %ei, %arg : i64
+    linalg.yield %nb, %na : f32, i64
+  } -> (tensor<16xf32>, tensor<16xi64>)
+  // ids[t] = [e1(t), e2(t)], gates[t] = [p(e1), p(e2)].
+  %e4 = tensor.empty() : tensor<16x2xi64>
+  %e5 = tensor.empty() : tensor<16x2xf32>
+  %ids, %gates = linalg.generic {indexing_maps = [#token, #token, #token, #token, #choice, #choice],
+                                 iterator_types = ["parallel", "parallel"]}
+      ins(%x1, %x2, %g1, %g2 : tensor<16xi64>, tensor<16xi64>, tensor<16xf32>, tensor<16xf32>)
+      outs(%e4, %e5 : tensor<16x2xi64>, tensor<16x2xf32>) {
+  ^bb0(%a1: i64, %a2: i64, %p1: f32, %p2: f32, %o1: i64, %o2: f32):
+    %k = linalg.index 1 : index
+    %c0i = arith.constant 0 : index
+    %firstk = arith.cmpi eq, %k, %c0i : index
+    %id = arith.select %firstk, %a1, %a2 : i64
+    %g = arith.select %firstk, %p1, %p2 : f32
+    linalg.yield %id, %g : i64, f32
+  } -> (tensor<16x2xi64>, tensor<16x2xf32>)
 
   // Experts: dispatch, expert matmul, combine.
-  %y1 = dtensor.routed_matmul %xs, %ids, %we
-      : tensor<16x8xf32>, tensor<16x1xi64>, tensor<4x8x8xf32>
-        -> tensor<16x1x8xf32>
-  %y2 = tensor.collapse_shape %y1 [[0, 1], [2]]
-      : tensor<16x1x8xf32> into tensor<16x8xf32>
+  %y2 = dtensor.routed_matmul %xs, %ids, %we
+      : tensor<16x8xf32>, tensor<16x2xi64>, tensor<4x8x8xf32>
+        -> tensor<16x2x8xf32>
 
-  // Gating.
-  %e4 = tensor.empty() : tensor<16x8xf32>
-  %y = linalg.generic {indexing_maps = [#tf, #t, #tf],
-                       iterator_types = ["parallel", "parallel"]}
-      ins(%y2, %gate : tensor<16x8xf32>, tensor<16xf32>)
-      outs(%e4 : tensor<16x8xf32>) {
+  // Gating: y[t, f] = sum_k gates[t, k] * y2[t, k, f].
+  %e6 = tensor.empty() : tensor<16x8xf32>
+  %f6 = linalg.fill ins(%zero : f32) outs(%e6 : tensor<16x8xf32>)
+      -> tensor<16x8xf32>
+  %y = linalg.generic {indexing_maps = [#expert_out, #gate, #out],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y2, %gates : tensor<16x2x8xf32>, tensor<16x2xf32>)
+      outs(%f6 : tensor<16x8xf32>) {
   ^bb0(%v: f32, %g: f32, %o: f32):
     %r = arith.mulf %v, %g : f32
-    linalg.yield %r : f32
+    %s = arith.addf %o, %r : f32
+    linalg.yield %s : f32
   } -> tensor<16x8xf32>
   %ys = dtensor.annotate %y layout <@ep, [S(0)]> : tensor<16x8xf32>
   return %ys : tensor<16x8xf32>

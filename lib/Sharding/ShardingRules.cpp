@@ -441,48 +441,38 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
       int64_t choice = choices[pick[axis]];
       if (choice < 0)
         continue;
-      if (choice >= jointBase) {
-        // Parallel loops split together: each shards what it indexes.
+      if (choice >= jointBase || choice < numLoops) {
+        // Split one loop, or a joint group of them: each shards the dims
+        // it indexes; a split reduction leaves the results (and the inits)
+        // Partial.
+        ArrayRef<int64_t> loops =
+            choice >= jointBase ? ArrayRef<int64_t>(
+                                      spec.jointSplits[choice - jointBase])
+                                : ArrayRef<int64_t>(choice);
+        std::optional<PlacementAttr> partial;
+        if (loops.size() == 1 &&
+            spec.loops[loops[0]].kind == ShardingLoop::Kind::Reduction)
+          partial = PlacementAttr::getPartial(ctx, spec.loops[loops[0]].combiner);
         split *= mesh.getShape()[axis];
-        for (int64_t loop : spec.jointSplits[choice - jointBase]) {
-          for (unsigned i = 0; i < numOperands; ++i) {
-            if (!spec.operandIsTensor[i])
-              continue;
-            auto it = llvm::find(spec.operandDims[i], loop);
-            if (it != spec.operandDims[i].end())
-              operandPl[i][axis] = PlacementAttr::getShard(
-                  ctx, it - spec.operandDims[i].begin());
-          }
-          for (auto [r, dims] : llvm::enumerate(spec.resultDims)) {
-            auto it = llvm::find(dims, loop);
-            if (it != dims.end())
-              resultPl[r][axis] =
-                  PlacementAttr::getShard(ctx, it - dims.begin());
-          }
-        }
-        continue;
-      }
-      if (choice < numLoops) {
-        const ShardingLoop &loop = spec.loops[choice];
-        split *= mesh.getShape()[axis];
-        auto partial = PlacementAttr::getPartial(ctx, loop.combiner);
+        auto shardOf = [&](ArrayRef<int64_t> dims) -> std::optional<int64_t> {
+          for (auto [dim, loop] : llvm::enumerate(dims))
+            if (llvm::is_contained(loops, loop))
+              return dim;
+          return std::nullopt;
+        };
         for (unsigned i = 0; i < numOperands; ++i) {
           if (!spec.operandIsTensor[i])
             continue;
-          auto it = llvm::find(spec.operandDims[i], choice);
-          if (it != spec.operandDims[i].end())
-            operandPl[i][axis] = PlacementAttr::getShard(
-                ctx, it - spec.operandDims[i].begin());
-          else if (loop.kind == ShardingLoop::Kind::Reduction &&
-                   spec.operandIsInit[i])
-            operandPl[i][axis] = partial;
+          if (std::optional<int64_t> dim = shardOf(spec.operandDims[i]))
+            operandPl[i][axis] = PlacementAttr::getShard(ctx, *dim);
+          else if (partial && spec.operandIsInit[i])
+            operandPl[i][axis] = *partial;
         }
         for (auto [r, dims] : llvm::enumerate(spec.resultDims)) {
-          auto it = llvm::find(dims, choice);
-          if (it != dims.end())
-            resultPl[r][axis] = PlacementAttr::getShard(ctx, it - dims.begin());
-          else if (loop.kind == ShardingLoop::Kind::Reduction)
-            resultPl[r][axis] = partial;
+          if (std::optional<int64_t> dim = shardOf(dims))
+            resultPl[r][axis] = PlacementAttr::getShard(ctx, *dim);
+          else if (partial)
+            resultPl[r][axis] = *partial;
         }
         continue;
       }

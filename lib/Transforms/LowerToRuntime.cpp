@@ -228,6 +228,10 @@ LogicalResult RuntimeLowering::expandOps(func::FuncOp func) {
     builder.setInsertionPoint(op);
     auto resultType = cast<RankedTensorType>(op.getResult().getType());
     Type element = resultType.getElementType();
+    if (!isa<FloatType>(element) && !element.isSignlessInteger())
+      return op.emitError("routed_matmul on ")
+             << element << " elements cannot be lowered (floats and signless "
+             << "integers can)";
     int64_t numExperts =
         cast<RankedTensorType>(op.getW().getType()).getDimSize(0);
     SmallVector<OpFoldResult> sizes = {
@@ -402,12 +406,11 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
     for (Value sizesTensor : {a2av.getSendSizes(), a2av.getRecvSizes()})
       sizeBuffers.push_back(unranked(inputBuffer(sizesTensor)));
     Value ctx = context(op);
-    func::FuncOp total = declare(
-        "dtensor_rt_total_size",
-        {ctx.getType(), builder.getI64Type(), sizeBuffers[1].getType()},
-        {builder.getI64Type()});
-    // Unranked memrefs lower to (rank, descriptor): the call passes the
-    // memref; the declared type matches the runtime's (i64 rank, ptr).
+    // The unranked memref lowers to the runtime's (rank, descriptor).
+    func::FuncOp total =
+        declare("dtensor_rt_total_size",
+                {ctx.getType(), sizeBuffers[1].getType()},
+                {builder.getI64Type()});
     Value rows = func::CallOp::create(builder, loc(), total,
                                       ValueRange{ctx, sizeBuffers[1]})
                      .getResult(0);

@@ -511,6 +511,7 @@ LogicalResult Partitioner::partitionGather(tensor::GatherOp op,
   // Row-sharded table: look up local rows, zero the rows of ids this
   // process does not own; the sum over processes is the full lookup.
   auto idsType = cast<RankedTensorType>(ids.getType());
+  Type idType = idsType.getElementType();
   Value offset = getValueOrCreateConstantIndexOp(builder, loc(), rowOffset);
   Value count = getValueOrCreateConstantIndexOp(builder, loc(), rowCount);
   auto toIdType = [&](OpBuilder &b, Location l, Value index) -> Value {

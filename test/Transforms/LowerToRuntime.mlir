@@ -950,6 +950,14 @@ func.func private @private_helper(%x: tensor<4xf32> {dtensor.layout = #dtensor.l
 
 //--- errors.mlir
 
+func.func @routed_complex(%x: tensor<4x2xcomplex<f32>>, %ids: tensor<4x1xi64>, %w: tensor<2x2x3xcomplex<f32>>) -> tensor<4x1x3xcomplex<f32>> {
+  // expected-error @below {{routed_matmul on 'complex<f32>' elements cannot be lowered (floats and signless integers can)}}
+  %y = dtensor.routed_matmul %x, %ids, %w : tensor<4x2xcomplex<f32>>, tensor<4x1xi64>, tensor<2x2x3xcomplex<f32>> -> tensor<4x1x3xcomplex<f32>>
+  return %y : tensor<4x1x3xcomplex<f32>>
+}
+
+// -----
+
 dtensor.mesh @tp shape = [4]
 
 func.func @i16(%x: tensor<4xi16>) -> tensor<4xi16> {

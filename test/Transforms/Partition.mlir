@@ -735,9 +735,9 @@ dtensor.mesh @ep shape = [2]
 // all_to_all_v with those counts, the local expert (ids relative to this
 // rank's first expert, 2 per rank) computes, the results come back.
 // CHECK-LABEL: func.func @routed_ep
-// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[IDS:.*]]: tensor<4x2xi64>, %[[W:.*]]: tensor<2x8x6xf32>) -> tensor<4x2x6xf32>
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x8xf32> {{.*}}, %[[IDS:[^:]*]]: tensor<4x2xi64> {{.*}}, %[[W:[^:]*]]: tensor<2x8x6xf32> {{.*}}) -> (tensor<4x2x6xf32>
 // CHECK: %[[RANK:.*]] = dtensor.coord @ep axes = [0]
-// CHECK: %[[SEND:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} -> tensor<2xi64>
+// CHECK: %[[SEND:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<2xi64>)
 // CHECK: %[[RECV:.*]] = dtensor.all_to_all %[[SEND]] on @ep axes = [0] split_dim = 0 concat_dim = 0 : tensor<2xi64> -> tensor<2xi64>
 // CHECK: %[[ROWS:.*]] = dtensor.all_to_all_v %{{.*}}, %[[SEND]], %[[RECV]] on @ep axes = [0] : tensor<8x8xf32>, tensor<2xi64>, tensor<2xi64> -> tensor<?x8xf32>
 // CHECK: %[[GOT:.*]] = dtensor.all_to_all_v %{{.*}}, %[[SEND]], %[[RECV]] on @ep axes = [0] : tensor<8xi64>, tensor<2xi64>, tensor<2xi64> -> tensor<?xi64>

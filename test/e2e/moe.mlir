@@ -1,12 +1,13 @@
 // REQUIRES: cpu-target
 // Token routing with split sizes known only at run time, on CPU ranks over
 // MPI, compared with the unsharded program on fresh random inputs:
-// - examples/moe.mlir, the MoE layer (top-1 router, 4 experts), on 4 ranks
+// - examples/moe.mlir, the MoE layer (top-2 router, 4 experts), on 4 ranks
 //   (one expert each) and on 2 (two each);
 // - the routed matmul alone, whose only communication is the dispatch and
 //   combine (all_to_all_v) and the exchange of the counts (all_to_all):
 //   top-2 with i32 ids, top-1 with 14 tokens (uneven shards over 4 ranks),
-//   and ids outside [0, E) (taken modulo E). dtensor-run feeds random
+//   ids outside [0, E) (taken modulo E), and a hidden-dim split with
+//   replicated experts (Partial result, all_reduce). dtensor-run feeds random
 //   integers as ids, so every rank sends uneven, data-dependent counts to
 //   every other.
 // RUN: timeout 120 dtensor-run %dtensor_src_root/examples/moe.mlir -n 4 | FileCheck %s
@@ -14,7 +15,7 @@
 // RUN: timeout 120 dtensor-run %t.moe2.mlir -n 2 | FileCheck %s
 // RUN: sed 's/NRANKS/4/g' %s > %t.4.mlir
 // RUN: sed 's/NRANKS/2/g' %s > %t.2.mlir
-// RUN: for f in top2_i32 uneven_tokens; do \
+// RUN: for f in top2_i32 uneven_tokens hidden_split; do \
 // RUN:   timeout 120 dtensor-run %t.4.mlir -n 4 --entry $f | FileCheck %s || exit 1; \
 // RUN:   timeout 120 dtensor-run %t.2.mlir -n 2 --entry $f | FileCheck %s || exit 1; \
 // RUN: done
@@ -31,6 +32,12 @@
 // REPORT: all_to_all 1 0 32
 // REPORT-NEXT: all_to_all_v 3 0 {{[0-9]+}}*
 // REPORT-NEXT: total 4 0 {{[0-9]+}}*
+// RUN: dtensor-opt %t.4.mlir --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=ALONE
+// ALONE-LABEL: comm report for @top2_i32
+// ALONE-NEXT: {{.*}}count
+// ALONE-NEXT: all_to_all 1 0 32
+// ALONE-NEXT: all_to_all_v 3 0 {{[0-9]+}}*
+// ALONE-NEXT: total 4 0 {{[0-9]+}}*
 
 dtensor.mesh @m shape = [NRANKS]
 
@@ -52,4 +59,16 @@ func.func private @uneven_tokens(
   %y = dtensor.routed_matmul %x, %ids, %w
       : tensor<14x4xf64>, tensor<14x1xi64>, tensor<4x4x3xf64> -> tensor<14x1x3xf64>
   return %y : tensor<14x1x3xf64>
+}
+
+// Experts replicated, the hidden dim sharded: a partial routed matmul on
+// every rank, then an all_reduce (no routing).
+func.func private @hidden_split(
+    %x: tensor<6x8xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>},
+    %ids: tensor<6x2xi64> {dtensor.layout = #dtensor.layout<@m, [R]>},
+    %w: tensor<3x8x4xf32> {dtensor.layout = #dtensor.layout<@m, [S(1)]>})
+    -> (tensor<6x2x4xf32> {dtensor.layout = #dtensor.layout<@m, [R]>}) {
+  %y = dtensor.routed_matmul %x, %ids, %w
+      : tensor<6x8xf32>, tensor<6x2xi64>, tensor<3x8x4xf32> -> tensor<6x2x4xf32>
+  return %y : tensor<6x2x4xf32>
 }
