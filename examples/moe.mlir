@@ -22,9 +22,6 @@
 #row = affine_map<(t, e) -> (t)>
 #choice = affine_map<(t, k) -> (t, k)>
 #token = affine_map<(t, k) -> (t)>
-#expert_out = affine_map<(t, f, k) -> (t, k, f)>
-#gate = affine_map<(t, f, k) -> (t, k)>
-#out = affine_map<(t, f, k) -> (t, f)>
 
 dtensor.mesh @ep shape = [4] names = ["ep"]
 
@@ -83,39 +80,42 @@ func.func @moe(%x: tensor<16x8xf32>,
     %na = arith.select %better, %ei, %arg : i64
     linalg.yield %nb, %na : f32, i64
   } -> (tensor<16xf32>, tensor<16xi64>)
-  // ids[t] = [e1(t), e2(t)], gates[t] = [p(e1), p(e2)].
+  // ids[t] = [e1(t), e2(t)].
   %e4 = tensor.empty() : tensor<16x2xi64>
-  %e5 = tensor.empty() : tensor<16x2xf32>
-  %ids, %gates = linalg.generic {indexing_maps = [#token, #token, #token, #token, #choice, #choice],
-                                 iterator_types = ["parallel", "parallel"]}
-      ins(%x1, %x2, %g1, %g2 : tensor<16xi64>, tensor<16xi64>, tensor<16xf32>, tensor<16xf32>)
-      outs(%e4, %e5 : tensor<16x2xi64>, tensor<16x2xf32>) {
-  ^bb0(%a1: i64, %a2: i64, %p1: f32, %p2: f32, %o1: i64, %o2: f32):
+  %ids = linalg.generic {indexing_maps = [#token, #token, #choice],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%x1, %x2 : tensor<16xi64>, tensor<16xi64>)
+      outs(%e4 : tensor<16x2xi64>) {
+  ^bb0(%a1: i64, %a2: i64, %o: i64):
     %k = linalg.index 1 : index
     %c0i = arith.constant 0 : index
     %firstk = arith.cmpi eq, %k, %c0i : index
     %id = arith.select %firstk, %a1, %a2 : i64
-    %g = arith.select %firstk, %p1, %p2 : f32
-    linalg.yield %id, %g : i64, f32
-  } -> (tensor<16x2xi64>, tensor<16x2xf32>)
+    linalg.yield %id : i64
+  } -> tensor<16x2xi64>
 
   // Experts: dispatch, expert matmul, combine.
   %y2 = dtensor.routed_matmul %xs, %ids, %we
       : tensor<16x8xf32>, tensor<16x2xi64>, tensor<4x8x8xf32>
         -> tensor<16x2x8xf32>
 
-  // Gating: y[t, f] = sum_k gates[t, k] * y2[t, k, f].
+  // Gating: y[t] = p(e1) * y2[t, 0] + p(e2) * y2[t, 1].
+  %y20 = tensor.extract_slice %y2[0, 0, 0] [16, 1, 8] [1, 1, 1]
+      : tensor<16x2x8xf32> to tensor<16x8xf32>
+  %y21 = tensor.extract_slice %y2[0, 1, 0] [16, 1, 8] [1, 1, 1]
+      : tensor<16x2x8xf32> to tensor<16x8xf32>
   %e6 = tensor.empty() : tensor<16x8xf32>
-  %f6 = linalg.fill ins(%zero : f32) outs(%e6 : tensor<16x8xf32>)
-      -> tensor<16x8xf32>
-  %y = linalg.generic {indexing_maps = [#expert_out, #gate, #out],
-                       iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%y2, %gates : tensor<16x2x8xf32>, tensor<16x2xf32>)
-      outs(%f6 : tensor<16x8xf32>) {
-  ^bb0(%v: f32, %g: f32, %o: f32):
-    %r = arith.mulf %v, %g : f32
-    %s = arith.addf %o, %r : f32
-    linalg.yield %s : f32
+  %y = linalg.generic {indexing_maps = [#choice, #choice, #token, #token,
+                                        #choice],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%y20, %y21, %g1, %g2
+          : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>)
+      outs(%e6 : tensor<16x8xf32>) {
+  ^bb0(%v1: f32, %v2: f32, %p1: f32, %p2: f32, %o: f32):
+    %a = arith.mulf %v1, %p1 : f32
+    %b = arith.mulf %v2, %p2 : f32
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
   } -> tensor<16x8xf32>
   %ys = dtensor.annotate %y layout <@ep, [S(0)]> : tensor<16x8xf32>
   return %ys : tensor<16x8xf32>

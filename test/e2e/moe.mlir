@@ -13,6 +13,8 @@
 // RUN: timeout 120 dtensor-run %dtensor_src_root/examples/moe.mlir -n 4 | FileCheck %s
 // RUN: sed 's/shape = \[4\]/shape = [2]/' %dtensor_src_root/examples/moe.mlir > %t.moe2.mlir
 // RUN: timeout 120 dtensor-run %t.moe2.mlir -n 2 | FileCheck %s
+// Scheduled for overlap: the exchanges become asynchronous (start_ forms).
+// RUN: timeout 120 dtensor-run %dtensor_src_root/examples/moe.mlir -n 4 --overlap=default | FileCheck %s
 // RUN: sed 's/NRANKS/4/g' %s > %t.4.mlir
 // RUN: sed 's/NRANKS/2/g' %s > %t.2.mlir
 // RUN: for f in top2_i32 uneven_tokens hidden_split; do \
