@@ -579,17 +579,24 @@ int64_t allToAllV(ElemType type, bool async, int64_t inRank, void *in,
                         const char *what, const char *side,
                         std::vector<size_t> &counts,
                         std::vector<size_t> &displs) {
+    // Sizes are non-negative (readSizes): a running sum past `total` is a
+    // mismatch, found before any product could overflow.
     int64_t offset = 0;
+    bool over = false;
     for (int64_t r : rows) {
+      over |= r > total - offset;
+      if (over)
+        break;
       counts.push_back(static_cast<size_t>(r * slice));
       displs.push_back(static_cast<size_t>(offset * slice));
       offset += r;
     }
-    if (offset != total)
-      fatal(c.op, std::string(what) + " sum to " + std::to_string(offset) +
-                      ", the " + side +
-                      " has " + std::to_string(total) + " along dim 0 " +
-                      shapesOf(c.inView, c.outView));
+    if (over || offset != total)
+      fatal(c.op, std::string(what) + " sum to " +
+                      (over ? std::string("more than ") + std::to_string(total)
+                            : std::to_string(offset)) +
+                      ", the " + side + " has " + std::to_string(total) +
+                      " along dim 0 " + shapesOf(c.inView, c.outView));
   };
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
   toElements(sendRows, c.inView.sizes[0], "send sizes", "input", sendCounts,

@@ -1032,6 +1032,16 @@ void runError(const std::string &kind, const std::vector<MeshSpec> &meshes) {
     dtensor_rt_all_to_all_v_f32(dtensor_rt_context(), 2, in.descriptor(), 2,
                                 received.descriptor(), 1, sizesDesc.get(), 1,
                                 sizesDesc.get(), 0, 1);
+  } else if (kind == "a2av-short") {
+    // Send sizes add up (2 rows to index 0); recv sizes fall short.
+    std::vector<int64_t> send(n, 0), recv(n, 0);
+    send[0] = 2;
+    Descriptor sendDesc, recvDesc;
+    sendDesc.set(send.data(), 0, {n}, {1});
+    recvDesc.set(recv.data(), 0, {n}, {1});
+    dtensor_rt_start_all_to_all_v_f32(dtensor_rt_context(), 2,
+                                      in.descriptor(), 2, out.descriptor(), 1,
+                                      sendDesc.get(), 1, recvDesc.get(), 0, 1);
   } else if (kind == "a2av-negative") {
     std::vector<int64_t> sizes(n, 0);
     sizes[0] = -1;
