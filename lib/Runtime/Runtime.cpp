@@ -366,6 +366,19 @@ struct Call {
     p.recvStage = StageBuffer(backend, outView.getNumBytes());
     return p.recvStage.data();
   }
+  /// The send and recv buffers of a collective on whole tensors: the input
+  /// (or its packed copy) and the output (or a staging buffer of its size),
+  /// staging kept in `p`; `direct` when the output is the recv buffer.
+  struct WholeBuffers {
+    const void *send;
+    void *recv;
+    bool direct;
+  };
+  WholeBuffers wholeBuffers(Pending &p) const {
+    const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
+    bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
+    return {send, recvBuffer(p, direct), direct};
+  }
   /// The completion of a collective whose recv buffer `recv` of `count`
   /// elements is the whole output (or its staging copy, if not `direct`):
   /// divides by `divideBy` unless it is 0 (avg), then unpacks the staging
@@ -407,9 +420,7 @@ int64_t allReduce(ElemType type, bool async, int64_t inRank, void *in,
   if (skipCollective(c.op))
     return dispatch(c.begin(), async);
   Pending p = c.begin();
-  const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
-  bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
-  void *recv = c.recvBuffer(p, direct);
+  auto [send, recv, direct] = c.wholeBuffers(p);
   size_t count = c.inView.getNumElements();
   p.request = c.backend.allReduce(send, recv, count, type, rop, group, c.op);
   p.complete =
@@ -607,9 +618,7 @@ int64_t allToAllV(ElemType type, bool async, int64_t inRank, void *in,
   if (skipCollective(c.op))
     return dispatch(c.begin(), async);
   Pending p = c.begin();
-  const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
-  bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
-  void *recv = c.recvBuffer(p, direct);
+  auto [send, recv, direct] = c.wholeBuffers(p);
   p.request = c.backend.allToAllV(send, std::move(sendCounts),
                                   std::move(sendDispls), recv,
                                   std::move(recvCounts), std::move(recvDispls),
@@ -653,9 +662,7 @@ int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
   if (skipCollective(c.op))
     return dispatch(c.begin(), async);
   Pending p = c.begin();
-  const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
-  bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
-  void *recv = c.recvBuffer(p, direct);
+  auto [send, recv, direct] = c.wholeBuffers(p);
   size_t count = c.inView.getNumElements();
   p.request = c.backend.sendRecv(send, recv, count, type, sendTo, recvFrom,
                                  group, c.op);
