@@ -686,27 +686,42 @@ LogicalResult Partitioner::partitionRoutedMatmul(RoutedMatmulOp op,
                                                routing.getResult(1), flat);
   SmallVector<OpFoldResult> items = tensor::getMixedSizes(builder, l, dest);
 
+  // Sums over a reduction loop (the second) of the i64 `addend` computes
+  // from the inputs and the loop indices: the counting and sorting below.
+  using Addend = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+  auto sumOver = [&](ArrayRef<OpFoldResult> sizes, ValueRange inputs,
+                     SmallVector<AffineMap> maps, Addend addend) -> Value {
+    Value init = zeros(sizes);
+    maps.push_back(map2(2, {0}));
+    return linalg::GenericOp::create(
+               builder, l, TypeRange{init.getType()}, inputs, ValueRange{init},
+               maps,
+               SmallVector<utils::IteratorType>{parallel, reduction},
+               [&](OpBuilder &b, Location at, ValueRange args) {
+                 Value sum = arith::AddIOp::create(b, at, args.back(),
+                                                   addend(b, at, args));
+                 linalg::YieldOp::create(b, at, sum);
+               })
+        .getResult(0);
+  };
+  auto count = [&](OpBuilder &b, Location at, Value flag) -> Value {
+    return arith::ExtUIOp::create(b, at, b.getI64Type(), flag);
+  };
+
   // 2. Items per destination rank.
-  Value sendCounts = linalg::GenericOp::create(
-      builder, l, TypeRange{RankedTensorType::get({n}, i64)}, ValueRange{dest},
-      ValueRange{zeros({builder.getIndexAttr(n)})},
-      SmallVector<AffineMap>{map2(2, {1}), map2(2, {0})}, SmallVector<utils::IteratorType>{parallel, reduction},
+  Value sendCounts = sumOver(
+      {builder.getIndexAttr(n)}, dest, {map2(2, {1})},
       [&](OpBuilder &b, Location at, ValueRange args) {
         Value r = toI64(b, at, linalg::IndexOp::create(b, at, 0));
-        Value hit = arith::CmpIOp::create(b, at, arith::CmpIPredicate::eq,
-                                          args[0], r);
-        Value one = arith::ExtUIOp::create(b, at, b.getI64Type(), hit);
-        linalg::YieldOp::create(b, at,
-                                ValueRange{arith::AddIOp::create(b, at, args[1],
-                                                                 one)});
-      }).getResult(0);
+        return count(b, at,
+                     arith::CmpIOp::create(b, at, arith::CmpIPredicate::eq,
+                                           args[0], r));
+      });
 
   // 3. Each item's slot in the send buffer: a stable sort by destination,
-  //    pos[i] = #{j : (dest[j], j) < (dest[i], i)}.
-  Value pos = linalg::GenericOp::create(
-      builder, l, TypeRange{dest.getType()}, ValueRange{dest, dest},
-      ValueRange{zeros(items)}, SmallVector<AffineMap>{map2(2, {0}), map2(2, {1}), map2(2, {0})},
-      SmallVector<utils::IteratorType>{parallel, reduction},
+  //    pos[i] = #{j : (dest[j], j) < (dest[i], i)},
+  Value pos = sumOver(
+      items, ValueRange{dest, dest}, {map2(2, {0}), map2(2, {1})},
       [&](OpBuilder &b, Location at, ValueRange args) {
         Value di = args[0], dj = args[1];
         Value i = linalg::IndexOp::create(b, at, 0);
@@ -717,28 +732,23 @@ LogicalResult Partitioner::partitionRoutedMatmul(RoutedMatmulOp op,
                                            dj, di);
         Value earlier = arith::CmpIOp::create(b, at, arith::CmpIPredicate::ult,
                                               j, i);
-        Value before = arith::OrIOp::create(
-            b, at, lower, arith::AndIOp::create(b, at, same, earlier));
-        Value one = arith::ExtUIOp::create(b, at, b.getI64Type(), before);
-        linalg::YieldOp::create(b, at,
-                                ValueRange{arith::AddIOp::create(b, at, args[2],
-                                                                 one)});
-      }).getResult(0);
-  //    and its inverse: the item in each slot.
-  Value source = linalg::GenericOp::create(
-      builder, l, TypeRange{dest.getType()}, ValueRange{pos},
-      ValueRange{zeros(items)}, SmallVector<AffineMap>{map2(2, {1}), map2(2, {0})},
-      SmallVector<utils::IteratorType>{parallel, reduction},
+        return count(b, at,
+                     arith::OrIOp::create(
+                         b, at, lower,
+                         arith::AndIOp::create(b, at, same, earlier)));
+      });
+  //    and its inverse, the item in each slot: source[p] = the i with
+  //    pos[i] = p.
+  Value source = sumOver(
+      items, pos, {map2(2, {1})},
       [&](OpBuilder &b, Location at, ValueRange args) {
         Value p = toI64(b, at, linalg::IndexOp::create(b, at, 0));
         Value i = toI64(b, at, linalg::IndexOp::create(b, at, 1));
         Value hit = arith::CmpIOp::create(b, at, arith::CmpIPredicate::eq,
                                           args[0], p);
-        Value add = arith::SelectOp::create(b, at, hit, i, constI64(b, at, 0));
-        linalg::YieldOp::create(b, at,
-                                ValueRange{arith::AddIOp::create(b, at, args[1],
-                                                                 add)});
-      }).getResult(0);
+        return arith::SelectOp::create(b, at, hit, i, constI64(b, at, 0))
+            .getResult();
+      });
 
   // 4. The send buffers: token rows and expert ids in slot order.
   OpFoldResult hidden = tensor::getMixedSizes(builder, l, x)[1];
