@@ -9,6 +9,7 @@
 #include "dtensor/Support/ChunkMath.h"
 #include "dtensor/Support/SafeMath.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -402,6 +403,70 @@ LogicalResult ToLocalOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 //===----------------------------------------------------------------------===//
+// Global-view compute
+//===----------------------------------------------------------------------===//
+
+Value RoutedMatmulOp::buildExpertIndex(OpBuilder &b, Location loc, Value id,
+                                       int64_t numExperts) {
+  Type i64 = b.getI64Type();
+  unsigned width = id.getType().getIntOrFloatBitWidth();
+  if (width < 64)
+    id = arith::ExtSIOp::create(b, loc, i64, id);
+  else if (width > 64)
+    id = arith::TruncIOp::create(b, loc, i64, id);
+  Value e = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(numExperts));
+  Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  Value rem = arith::RemSIOp::create(b, loc, id, e);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero);
+  return arith::SelectOp::create(b, loc, negative,
+                                 arith::AddIOp::create(b, loc, rem, e), rem);
+}
+
+LogicalResult RoutedMatmulOp::verify() {
+  auto x = cast<RankedTensorType>(getX().getType());
+  auto ids = cast<RankedTensorType>(getIds().getType());
+  auto w = cast<RankedTensorType>(getW().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (x.getRank() != 2 || ids.getRank() != 2 || w.getRank() != 3 ||
+      result.getRank() != 3 || !ids.getElementType().isSignlessInteger())
+    return emitConstraintError(*this, "RM1")
+           << "expected x: T x H, ids: T x K of signless integers, w: E x H x "
+              "F and result T x K x F, got "
+           << x << ", " << ids << ", " << w << " -> " << result;
+  if (x.getElementType() != w.getElementType() ||
+      x.getElementType() != result.getElementType())
+    return emitConstraintError(*this, "RM2")
+           << "x, w and the result must have one element type, got "
+           << x.getElementType() << ", " << w.getElementType() << " and "
+           << result.getElementType();
+  struct Pair {
+    const char *what;
+    int64_t a, b;
+  };
+  Pair pairs[] = {{"T (x dim 0, ids dim 0)", x.getDimSize(0), ids.getDimSize(0)},
+                  {"T (x dim 0, result dim 0)", x.getDimSize(0),
+                   result.getDimSize(0)},
+                  {"H (x dim 1, w dim 1)", x.getDimSize(1), w.getDimSize(1)},
+                  {"K (ids dim 1, result dim 1)", ids.getDimSize(1),
+                   result.getDimSize(1)},
+                  {"F (w dim 2, result dim 2)", w.getDimSize(2),
+                   result.getDimSize(2)}};
+  for (const Pair &pair : pairs)
+    if (!ShapedType::isDynamic(pair.a) && !ShapedType::isDynamic(pair.b) &&
+        pair.a != pair.b)
+      return emitConstraintError(*this, "RM3")
+             << "sizes of " << pair.what << " differ: " << pair.a << " vs "
+             << pair.b;
+  if (w.isDynamicDim(0) || w.getDimSize(0) < 1)
+    return emitConstraintError(*this, "RM4")
+           << "the number of experts (w dim 0) must be static and positive, "
+              "got "
+           << w;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 
@@ -425,6 +490,7 @@ DTENSOR_COLLECTIVE_SYMBOL_USES(AllReduceOp)
 DTENSOR_COLLECTIVE_SYMBOL_USES(AllGatherOp)
 DTENSOR_COLLECTIVE_SYMBOL_USES(ReduceScatterOp)
 DTENSOR_COLLECTIVE_SYMBOL_USES(AllToAllOp)
+DTENSOR_COLLECTIVE_SYMBOL_USES(AllToAllVOp)
 DTENSOR_COLLECTIVE_SYMBOL_USES(PermuteOp)
 DTENSOR_COLLECTIVE_SYMBOL_USES(BroadcastOp)
 DTENSOR_COLLECTIVE_SYMBOL_USES(AllReduceCoalescedOp)
@@ -577,6 +643,31 @@ LogicalResult AllToAllOp::verifyWithGroupSize(int64_t groupSize) {
     return failure();
   return verifyScaledDim(*this, "A2A3", input, result, concat, groupSize,
                          /*divide=*/false);
+}
+
+LogicalResult AllToAllVOp::verifyWithGroupSize(int64_t groupSize) {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getResult().getType();
+  if (input.getRank() < 1)
+    return emitConstraintError(*this, "A2AV1")
+           << "operand " << input << " has rank 0";
+  if (failed(verifySameShapeExcept(*this, "A2AV1", input, result, {0})))
+    return failure();
+  if (!result.isDynamicDim(0))
+    return emitConstraintError(*this, "A2AV2")
+           << "result size along dimension 0 must be dynamic (it is the sum "
+              "of recv_sizes), got "
+           << result;
+  for (auto [name, value] : {std::make_pair("send_sizes", getSendSizes()),
+                             std::make_pair("recv_sizes", getRecvSizes())}) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getRank() != 1 || !type.getElementType().isSignlessInteger(64) ||
+        type.getDimSize(0) != groupSize)
+      return emitConstraintError(*this, "A2AV3")
+             << name << " must be tensor<" << groupSize
+             << "xi64> (one size per group member), got " << type;
+  }
+  return success();
 }
 
 LogicalResult PermuteOp::verifyWithGroupSize(int64_t groupSize) {

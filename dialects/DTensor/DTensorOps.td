@@ -213,6 +213,67 @@ def DTensor_ToLocalOp : DTensor_LayoutOp<"to_local", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Global-view compute
+//===----------------------------------------------------------------------===//
+
+def DTensor_RoutedMatmulOp : DTensor_Op<"routed_matmul", [Pure]> {
+  let summary = "multiplies each token by the expert matrix its router chose";
+  let description = [{
+    The expert layer of a mixture of experts (top-k routing), on the global
+    view or on one rank's local tensors:
+
+    ```
+    y[t, k, f] = sum_h x[t, h] * w[ids[t, k] mod E, h, f]
+    ```
+
+    for tokens `x: T x H`, expert ids `ids: T x K` (the k-th expert chosen
+    for token t; `mod` is the floor modulo, so every integer names one of
+    the `E` experts), expert weights `w: E x H x F`. The result holds one
+    row per (token, choice); the gating (weighting and summing over `k`) is
+    ordinary elementwise code after it.
+
+    ```mlir
+    %y = dtensor.routed_matmul %x, %ids, %w
+        : tensor<16x8xf32>, tensor<16x2xi64>, tensor<4x8x8xf32> -> tensor<16x2x8xf32>
+    ```
+
+    Placements (docs/design.md, "Routed matmul"): tokens and ids sharded by
+    tokens (`S(0)`) with `w` replicated compute locally; with `w` sharded by
+    experts (`S(0)`, expert parallelism) too, the partitioner sends each
+    token to the rank that holds its expert and the results back
+    (`dtensor.all_to_all_v` with split sizes computed at run time);
+    everything replicated computes everywhere.
+
+    Constraints:
+    1. `RM1`: `x` has rank 2, `ids` rank 2 with a signless integer element
+       type, `w` rank 3 and the result rank 3.
+    2. `RM2`: `x`, `w` and the result have the same element type.
+    3. `RM3`: the sizes agree: `T` (dim 0 of `x`, `ids` and the result),
+       `H` (dim 1 of `x`, dim 1 of `w`), `K` (dim 1 of `ids` and the
+       result) and `F` (dim 2 of `w` and the result).
+    4. `RM4`: the number of experts `E` (dim 0 of `w`) is static and
+       positive.
+  }];
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$ids,
+                       AnyRankedTensor:$w);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $ids `,` $w attr-dict `:` type($x) `,` type($ids) `,` type($w)
+    `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The expert an id names, `id mod numExperts` (floor modulo), as an
+    /// i64 in [0, numExperts): the one definition the lowering and the
+    /// partitioner share.
+    static ::mlir::Value buildExpertIndex(::mlir::OpBuilder &b,
+                                          ::mlir::Location loc,
+                                          ::mlir::Value id,
+                                          int64_t numExperts);
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Per-rank collectives
 //===----------------------------------------------------------------------===//
 
@@ -339,6 +400,48 @@ def DTensor_AllToAllOp : DTensor_CollectiveOp<"all_to_all"> {
   let assemblyFormat = [{
     $input `on` $mesh `axes` `=` $mesh_axes `split_dim` `=` $split_dim
     `concat_dim` `=` $concat_dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def DTensor_AllToAllVOp : DTensor_CollectiveOp<"all_to_all_v"> {
+  let summary = "all_to_all along dimension 0 with split sizes known at run time";
+  let description = [{
+    PyTorch's `all_to_all_single` with input and output split sizes. Each
+    rank cuts its operand along dimension 0 into consecutive blocks of
+    `send_sizes[0], send_sizes[1], ...` slices, sends block `j` to the rank
+    with group index `j`, and concatenates the blocks it receives, in group
+    order, along dimension 0; block `j` has `recv_sizes[j]` slices. The split
+    sizes are tensors, values computed by the program (the token counts of
+    a mixture-of-experts dispatch), so the result's size along dimension 0
+    is dynamic: the sum of `recv_sizes`.
+
+    ```mlir
+    %r = dtensor.all_to_all_v %x, %send, %recv on @ep axes = [0]
+        : tensor<?x8xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<?x8xf32>
+    ```
+
+    Constraints:
+  }] # commonConstraints # [{
+    3. `A2AV1`: the operand has rank 1 or more; operand and result have the
+       same element type and rank, and equal sizes outside dimension 0.
+    4. `A2AV2`: the result's size along dimension 0 is dynamic.
+    5. `A2AV3`: `send_sizes` and `recv_sizes` are `tensor<N x i64>` with `N`
+       the group size.
+
+    Run-time contract (checked by the runtime, which aborts the job with a
+    message otherwise): the sizes are non-negative, `send_sizes` sums to the
+    operand's size along dimension 0, and `recv_sizes[j]` is what group
+    index `j` sends to this rank (its `send_sizes[i]` for this rank's index
+    `i`).
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$send_sizes,
+                       AnyRankedTensor:$recv_sizes, FlatSymbolRefAttr:$mesh,
+                       DenseI64ArrayAttr:$mesh_axes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $send_sizes `,` $recv_sizes `on` $mesh `axes` `=` $mesh_axes
+    attr-dict `:` type($input) `,` type($send_sizes) `,` type($recv_sizes)
+    `->` type($result)
   }];
 }
 

@@ -121,6 +121,12 @@ static FailureOr<Buffers> getBuffers(Operation *op) {
                        llvm::to_vector(op->getResultTypes())};
       })
       .Case([&](AllToAllOp) { return operands(CollectiveKind::AllToAll); })
+      .Case([&](AllToAllVOp exchange) -> FailureOr<Buffers> {
+        // The split sizes steer the exchange; only the operand's rows
+        // travel (its dim 0 is usually dynamic: flagged as such).
+        Type input = exchange.getInput().getType();
+        return Buffers{CollectiveKind::AllToAll, {input}, {input}};
+      })
       .Case([&](PermuteOp) { return operands(CollectiveKind::Permute); })
       .Case([&](BroadcastOp) { return operands(CollectiveKind::Broadcast); })
       .Case([&](AllGatherMatmulOp fused) -> FailureOr<Buffers> {

@@ -32,6 +32,9 @@
 //   reduceScatter  send: n * count      recv: count, block `index` reduced
 //   allToAll       send: n * count      recv: n * count; send block j goes
 //                                       to index j, recv block j came from j
+//   allToAllV      send: block j of sendCounts[j] elements at element
+//                  offset sendDispls[j] goes to index j; recv: block j of
+//                  recvCounts[j] elements at recvDispls[j] came from j
 //   sendRecv       send: count to index `sendTo`, recv: count from index
 //                  `recvFrom` (a permutation step; either may be self)
 //   broadcast      send: count (read on the root only), recv: count
@@ -197,6 +200,13 @@ public:
                                                 size_t count, ElemType type,
                                                 CommGroup &group,
                                                 const char *op) = 0;
+  /// Counts and displacements are in elements, one per group index; the
+  /// vectors are the callee's to keep until the request completes.
+  virtual std::unique_ptr<CommRequest>
+  allToAllV(const void *send, std::vector<size_t> sendCounts,
+            std::vector<size_t> sendDispls, void *recv,
+            std::vector<size_t> recvCounts, std::vector<size_t> recvDispls,
+            ElemType type, CommGroup &group, const char *op) = 0;
   virtual std::unique_ptr<CommRequest>
   sendRecv(const void *send, void *recv, size_t count, ElemType type,
            int64_t sendTo, int64_t recvFrom, CommGroup &group,

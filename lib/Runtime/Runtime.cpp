@@ -26,7 +26,9 @@
 // along gatherDim; reduce_scatter gives index i the i-th chunk along
 // scatterDim of the reduction; all_to_all splits along splitDim, sends
 // chunk j to index j and concatenates what it receives in group order along
-// concatDim; permute sends to perm[i]; broadcast copies index root's input.
+// concatDim; all_to_all_v sends the block of sendSizes[j] slices along
+// dim 0 to index j and concatenates the recvSizes[j]-slice blocks it gets;
+// permute sends to perm[i]; broadcast copies index root's input.
 // avg is sum followed by a division by the group size (truncating toward
 // zero for integers).
 //
@@ -364,6 +366,19 @@ struct Call {
     p.recvStage = StageBuffer(backend, outView.getNumBytes());
     return p.recvStage.data();
   }
+  /// The send and recv buffers of a collective on whole tensors: the input
+  /// (or its packed copy) and the output (or a staging buffer of its size),
+  /// staging kept in `p`; `direct` when the output is the recv buffer.
+  struct WholeBuffers {
+    const void *send;
+    void *recv;
+    bool direct;
+  };
+  WholeBuffers wholeBuffers(Pending &p) const {
+    const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
+    bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
+    return {send, recvBuffer(p, direct), direct};
+  }
   /// The completion of a collective whose recv buffer `recv` of `count`
   /// elements is the whole output (or its staging copy, if not `direct`):
   /// divides by `divideBy` unless it is 0 (avg), then unpacks the staging
@@ -405,9 +420,7 @@ int64_t allReduce(ElemType type, bool async, int64_t inRank, void *in,
   if (skipCollective(c.op))
     return dispatch(c.begin(), async);
   Pending p = c.begin();
-  const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
-  bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
-  void *recv = c.recvBuffer(p, direct);
+  auto [send, recv, direct] = c.wholeBuffers(p);
   size_t count = c.inView.getNumElements();
   p.request = c.backend.allReduce(send, recv, count, type, rop, group, c.op);
   p.complete =
@@ -527,6 +540,93 @@ int64_t allToAll(ElemType type, bool async, int64_t inRank, void *in,
   return dispatch(std::move(p), async);
 }
 
+/// The entries of a rank-1 i64 size vector (an all_to_all_v's send or recv
+/// sizes) on the host: packed if strided, then read from the backend's
+/// memory. Fatal unless it has `expected` entries (when not negative), all
+/// non-negative.
+std::vector<int64_t> readSizes(CommBackend &backend, const char *op,
+                               const char *name, int64_t rank, void *sizes,
+                               int64_t expected) {
+  if (rank != 1)
+    fatal(op, std::string(name) + " has rank " + std::to_string(rank) +
+                  ", expected 1");
+  StridedView view = decodeMemRef(rank, sizes, sizeof(int64_t), op, name);
+  if (expected >= 0 && view.sizes[0] != expected)
+    fatal(op, std::string(name) + " has " + std::to_string(view.sizes[0]) +
+                  " entries, the group has " + std::to_string(expected) +
+                  " processes");
+  StageBuffer stage;
+  const void *dense = packBlocks(backend, view, -1, 1, 0, stage);
+  std::vector<int64_t> host(view.sizes[0]);
+  backend.readBuffer(host.data(), dense, host.size() * sizeof(int64_t));
+  for (size_t j = 0; j < host.size(); ++j)
+    if (host[j] < 0)
+      fatal(op, std::string(name) + "[" + std::to_string(j) + "] is " +
+                    std::to_string(host[j]) + ", sizes must be non-negative");
+  return host;
+}
+
+int64_t allToAllV(ElemType type, bool async, int64_t inRank, void *in,
+                  int64_t outRank, void *out, int64_t sendRank,
+                  void *sendSizes, int64_t recvRank, void *recvSizes,
+                  int64_t meshId, int64_t axesMask) {
+  Call c("all_to_all_v", type, async, inRank, in, outRank, out);
+  c.checkSameRank();
+  if (inRank < 1)
+    fatal(c.op, "input has rank 0, expected 1 or more");
+  if (!sameOutside(c.inView, c.outView, 0, 0))
+    fatal(c.op, mismatch("sizes outside dim 0 differ", c.inView, c.outView));
+  CommGroup &group = getGroup(c.op, meshId, axesMask);
+  int64_t n = group.getSize();
+  std::vector<int64_t> sendRows =
+      readSizes(c.backend, c.op, "send sizes", sendRank, sendSizes, n);
+  std::vector<int64_t> recvRows =
+      readSizes(c.backend, c.op, "recv sizes", recvRank, recvSizes, n);
+  // Elements per slice along dim 0, then counts and displacements.
+  int64_t slice = 1;
+  for (int64_t d = 1; d < inRank; ++d)
+    slice *= c.inView.sizes[d];
+  auto toElements = [&](const std::vector<int64_t> &rows, int64_t total,
+                        const char *what, const char *side,
+                        std::vector<size_t> &counts,
+                        std::vector<size_t> &displs) {
+    // Sizes are non-negative (readSizes): a running sum past `total` is a
+    // mismatch, found before any product could overflow.
+    int64_t offset = 0;
+    bool over = false;
+    for (int64_t r : rows) {
+      over |= r > total - offset;
+      if (over)
+        break;
+      counts.push_back(static_cast<size_t>(r * slice));
+      displs.push_back(static_cast<size_t>(offset * slice));
+      offset += r;
+    }
+    if (over || offset != total)
+      fatal(c.op, std::string(what) + " sum to " +
+                      (over ? std::string("more than ") + std::to_string(total)
+                            : std::to_string(offset)) +
+                      ", the " + side + " has " + std::to_string(total) +
+                      " along dim 0 " + shapesOf(c.inView, c.outView));
+  };
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+  toElements(sendRows, c.inView.sizes[0], "send sizes", "input", sendCounts,
+             sendDispls);
+  toElements(recvRows, c.outView.sizes[0], "recv sizes", "output",
+             recvCounts, recvDispls);
+
+  if (skipCollective(c.op))
+    return dispatch(c.begin(), async);
+  Pending p = c.begin();
+  auto [send, recv, direct] = c.wholeBuffers(p);
+  p.request = c.backend.allToAllV(send, std::move(sendCounts),
+                                  std::move(sendDispls), recv,
+                                  std::move(recvCounts), std::move(recvDispls),
+                                  type, group, c.op);
+  p.complete = c.completeWhole(recv, c.outView.getNumElements(), direct, 0);
+  return dispatch(std::move(p), async);
+}
+
 int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
                 int64_t outRank, void *out, int64_t meshId, int64_t axesMask,
                 int64_t permRank, void *perm) {
@@ -562,9 +662,7 @@ int64_t permute(ElemType type, bool async, int64_t inRank, void *in,
   if (skipCollective(c.op))
     return dispatch(c.begin(), async);
   Pending p = c.begin();
-  const void *send = packBlocks(c.backend, c.inView, -1, 1, 0, p.sendStage);
-  bool direct = receiveDirect(c.outView, -1, send, c.inView.getNumBytes());
-  void *recv = c.recvBuffer(p, direct);
+  auto [send, recv, direct] = c.wholeBuffers(p);
   size_t count = c.inView.getNumElements();
   p.request = c.backend.sendRecv(send, recv, count, type, sendTo, recvFrom,
                                  group, c.op);
@@ -804,6 +902,16 @@ static void checkContext(void *ctx, const char *entry) {
                  "process");
 }
 
+int64_t dtensor_rt_total_size(DTENSOR_RT_CTX_PARAM int64_t rank, void *sizes) {
+  const char *op = "total_size";
+  CommBackend &backend = backendFor(op);
+  DTENSOR_RT_CHECK_CTX();
+  int64_t total = 0;
+  for (int64_t size : readSizes(backend, op, "sizes", rank, sizes, -1))
+    total += size;
+  return total;
+}
+
 void dtensor_rt_wait(DTENSOR_RT_CTX_PARAM int64_t handle) {
   const char *op = "wait";
   State &s = state();
@@ -849,6 +957,14 @@ void dtensor_rt_wait(DTENSOR_RT_CTX_PARAM int64_t handle) {
     allToAll(TYPE, false, inRank, in, outRank, out, mesh, axesMask,            \
         splitDim, concatDim);                                                  \
   }                                                                            \
+  void dtensor_rt_all_to_all_v_##SUFFIX(DTENSOR_RT_CTX_PARAM                   \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t sendRank,  \
+      void *sendSizes, int64_t recvRank, void *recvSizes, int64_t mesh,        \
+      int64_t axesMask) {                                                      \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    allToAllV(TYPE, false, inRank, in, outRank, out, sendRank, sendSizes,      \
+        recvRank, recvSizes, mesh, axesMask);                                  \
+  }                                                                            \
   void dtensor_rt_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM                        \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
       int64_t axesMask, int64_t permRank, void *perm) {                        \
@@ -890,6 +1006,14 @@ void dtensor_rt_wait(DTENSOR_RT_CTX_PARAM int64_t handle) {
     DTENSOR_RT_CHECK_CTX();                                                    \
     return allToAll(TYPE, true, inRank, in, outRank, out, mesh, axesMask,      \
         splitDim, concatDim);                                                  \
+  }                                                                            \
+  int64_t dtensor_rt_start_all_to_all_v_##SUFFIX(DTENSOR_RT_CTX_PARAM          \
+      int64_t inRank, void *in, int64_t outRank, void *out, int64_t sendRank,  \
+      void *sendSizes, int64_t recvRank, void *recvSizes, int64_t mesh,        \
+      int64_t axesMask) {                                                      \
+    DTENSOR_RT_CHECK_CTX();                                                    \
+    return allToAllV(TYPE, true, inRank, in, outRank, out, sendRank,           \
+        sendSizes, recvRank, recvSizes, mesh, axesMask);                       \
   }                                                                            \
   int64_t dtensor_rt_start_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM               \
       int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \

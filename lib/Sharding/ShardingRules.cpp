@@ -301,6 +301,25 @@ FailureOr<ShardingSpec> mlir::dtensor::getShardingSpec(Operation *op,
                           /*expanding=*/true);
   if (auto gather = dyn_cast<tensor::GatherOp>(op))
     return getGatherSpec(gather, why);
+  if (auto routed = dyn_cast<RoutedMatmulOp>(op)) {
+    // y[t, k, f] = sum_h x[t, h] * w[ids[t, k], h, f]. Loops t, k, f
+    // (parallel), h (sum) and the experts e, which only split together
+    // with the tokens: each rank then holds its tokens and its experts,
+    // and the partitioner routes tokens to experts (all_to_all_v).
+    enum { T, K, F, H, E };
+    ShardingSpec spec = makeSpec(op, 5);
+    spec.loops[H].kind = ShardingLoop::Kind::Reduction;
+    spec.loops[H].combiner = ReduceKind::Sum;
+    spec.loops[E].kind = ShardingLoop::Kind::Opaque;
+    spec.operandDims[0] = {T, H};
+    spec.operandDims[1] = {T, K};
+    spec.operandDims[2] = {E, H, F};
+    spec.resultDims.push_back({T, K, F});
+    spec.operandIsLinear[0] = true;
+    spec.operandIsLinear[2] = true;
+    spec.jointSplits.push_back({T, E});
+    return spec;
+  }
   if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     int64_t rank = concat.getResultType().getRank();
     SmallVector<bool> opaque(rank, false);
@@ -411,9 +430,14 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
       choices.push_back(numLoops + i);
   if (spec.isAdditive)
     choices.push_back(everyOperand);
+  // everyOperand + 1 + k: every operand Partial of kinds[k].
   if (spec.movesElements)
     for (size_t k = 0; k < kinds.size(); ++k)
       choices.push_back(everyOperand + 1 + k);
+  // jointBase + g: split the loops of jointSplits[g].
+  const int64_t jointBase = everyOperand + 1 + kinds.size();
+  for (size_t g = 0; g < spec.jointSplits.size(); ++g)
+    choices.push_back(jointBase + static_cast<int64_t>(g));
 
   SmallVector<ShardingStrategy> strategies;
   int64_t rank = mesh.getRank();
@@ -429,27 +453,38 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
       int64_t choice = choices[pick[axis]];
       if (choice < 0)
         continue;
-      if (choice < numLoops) {
-        const ShardingLoop &loop = spec.loops[choice];
+      if (choice >= jointBase || choice < numLoops) {
+        // Split one loop, or a joint group of them: each shards the dims
+        // it indexes; a split reduction leaves the results (and the inits)
+        // Partial.
+        ArrayRef<int64_t> loops =
+            choice >= jointBase ? ArrayRef<int64_t>(
+                                      spec.jointSplits[choice - jointBase])
+                                : ArrayRef<int64_t>(choice);
+        std::optional<PlacementAttr> partial;
+        if (loops.size() == 1 &&
+            spec.loops[loops[0]].kind == ShardingLoop::Kind::Reduction)
+          partial = PlacementAttr::getPartial(ctx, spec.loops[loops[0]].combiner);
         split *= mesh.getShape()[axis];
-        auto partial = PlacementAttr::getPartial(ctx, loop.combiner);
+        auto shardOf = [&](ArrayRef<int64_t> dims) -> std::optional<int64_t> {
+          for (auto [dim, loop] : llvm::enumerate(dims))
+            if (llvm::is_contained(loops, loop))
+              return dim;
+          return std::nullopt;
+        };
         for (unsigned i = 0; i < numOperands; ++i) {
           if (!spec.operandIsTensor[i])
             continue;
-          auto it = llvm::find(spec.operandDims[i], choice);
-          if (it != spec.operandDims[i].end())
-            operandPl[i][axis] = PlacementAttr::getShard(
-                ctx, it - spec.operandDims[i].begin());
-          else if (loop.kind == ShardingLoop::Kind::Reduction &&
-                   spec.operandIsInit[i])
-            operandPl[i][axis] = partial;
+          if (std::optional<int64_t> dim = shardOf(spec.operandDims[i]))
+            operandPl[i][axis] = PlacementAttr::getShard(ctx, *dim);
+          else if (partial && spec.operandIsInit[i])
+            operandPl[i][axis] = *partial;
         }
         for (auto [r, dims] : llvm::enumerate(spec.resultDims)) {
-          auto it = llvm::find(dims, choice);
-          if (it != dims.end())
-            resultPl[r][axis] = PlacementAttr::getShard(ctx, it - dims.begin());
-          else if (loop.kind == ShardingLoop::Kind::Reduction)
-            resultPl[r][axis] = partial;
+          if (std::optional<int64_t> dim = shardOf(dims))
+            resultPl[r][axis] = PlacementAttr::getShard(ctx, *dim);
+          else if (partial)
+            resultPl[r][axis] = *partial;
         }
         continue;
       }

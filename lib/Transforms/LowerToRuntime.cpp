@@ -220,6 +220,63 @@ LogicalResult RuntimeLowering::expandOps(func::FuncOp func) {
     op.erase();
   }
 
+  // Routed matmuls: y[t, k, f] = sum_h x[t, h] * w[ids[t, k] mod E, h, f].
+  SmallVector<RoutedMatmulOp> routed;
+  func.walk([&](RoutedMatmulOp op) { routed.push_back(op); });
+  for (RoutedMatmulOp op : routed) {
+    currentLoc = op.getLoc();
+    builder.setInsertionPoint(op);
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type element = resultType.getElementType();
+    if (!isa<FloatType>(element) && !element.isSignlessInteger())
+      return op.emitError("routed_matmul on ")
+             << element << " elements cannot be lowered (floats and signless "
+             << "integers can)";
+    int64_t numExperts =
+        cast<RankedTensorType>(op.getW().getType()).getDimSize(0);
+    SmallVector<OpFoldResult> sizes = {
+        tensor::getMixedSizes(builder, loc(), op.getX())[0],
+        tensor::getMixedSizes(builder, loc(), op.getIds())[1],
+        tensor::getMixedSizes(builder, loc(), op.getW())[2]};
+    Value init = tensor::EmptyOp::create(builder, loc(), sizes, element);
+    Value zero =
+        arith::ConstantOp::create(builder, loc(), builder.getZeroAttr(element));
+    init = linalg::FillOp::create(builder, loc(), zero, init).getResult(0);
+    MLIRContext *ctx = builder.getContext();
+    AffineExpr t, k, f, h;
+    bindDims(ctx, t, k, f, h);
+    SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {t, h}, ctx),
+                                   AffineMap::get(4, 0, {t, k}, ctx),
+                                   AffineMap::get(4, 0, {t, k, f}, ctx)};
+    auto parallel = utils::IteratorType::parallel;
+    SmallVector<utils::IteratorType> iterators = {
+        parallel, parallel, parallel, utils::IteratorType::reduction};
+    Value w = op.getW();
+    auto generic = linalg::GenericOp::create(
+        builder, loc(), TypeRange{resultType},
+        ValueRange{op.getX(), op.getIds()}, ValueRange{init}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value expert = arith::IndexCastOp::create(
+              b, l, b.getIndexType(),
+              RoutedMatmulOp::buildExpertIndex(b, l, args[1], numExperts));
+          Value weight = tensor::ExtractOp::create(
+              b, l, w,
+              ValueRange{expert, linalg::IndexOp::create(b, l, 3),
+                         linalg::IndexOp::create(b, l, 2)});
+          Value product, sum;
+          if (isa<FloatType>(element)) {
+            product = arith::MulFOp::create(b, l, args[0], weight);
+            sum = arith::AddFOp::create(b, l, args[2], product);
+          } else {
+            product = arith::MulIOp::create(b, l, args[0], weight);
+            sum = arith::AddIOp::create(b, l, args[2], product);
+          }
+          linalg::YieldOp::create(b, l, sum);
+        });
+    op.getResult().replaceAllUsesWith(generic.getResult(0));
+    op.erase();
+  }
+
   // Aggregated ops (softmax) into their parts.
   SmallVector<linalg::AggregatedOpInterface> aggregated;
   func.walk([&](linalg::AggregatedOpInterface op) { aggregated.push_back(op); });
@@ -307,6 +364,7 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
                               .getResult();
   };
   Value permBuffer;
+  SmallVector<Value> sizeBuffers;
   if (auto ar = dyn_cast<AllReduceOp>(op)) {
     kind = "all_reduce";
     extra.push_back(i64(static_cast<int64_t>(ar.getReduce())));
@@ -341,6 +399,24 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
       scale(a2a.getSplitDim(), true);
       scale(a2a.getConcatDim(), false);
     }
+  } else if (auto a2av = dyn_cast<AllToAllVOp>(op)) {
+    kind = "all_to_all_v";
+    // The output's size along dim 0 is the sum of the recv sizes, which the
+    // runtime reads from wherever they live (device memory on a GPU).
+    for (Value sizesTensor : {a2av.getSendSizes(), a2av.getRecvSizes()})
+      sizeBuffers.push_back(unranked(inputBuffer(sizesTensor)));
+    Value ctx = context(op);
+    // The unranked memref lowers to the runtime's (rank, descriptor).
+    func::FuncOp total =
+        declare("dtensor_rt_total_size",
+                {ctx.getType(), sizeBuffers[1].getType()},
+                {builder.getI64Type()});
+    Value rows = func::CallOp::create(builder, loc(), total,
+                                      ValueRange{ctx, sizeBuffers[1]})
+                     .getResult(0);
+    sizes[0] = arith::IndexCastOp::create(builder, loc(),
+                                          builder.getIndexType(), rows)
+                   .getResult();
   } else if (auto permute = dyn_cast<PermuteOp>(op)) {
     kind = "permute";
     // The permutation as a small constant buffer.
@@ -368,9 +444,10 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
     in = copy;
   }
   Value out = outputBuffer(type, sizes);
-  SmallVector<Value> args = {context(op), unranked(in), unranked(out),
-                             i64(*mesh),
-                             i64(axesMask(collective.getMeshAxes()))};
+  SmallVector<Value> args = {context(op), unranked(in), unranked(out)};
+  llvm::append_range(args, sizeBuffers);
+  args.push_back(i64(*mesh));
+  args.push_back(i64(axesMask(collective.getMeshAxes())));
   if (permBuffer)
     args.push_back(unranked(permBuffer));
   llvm::append_range(args, extra);

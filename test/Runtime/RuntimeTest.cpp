@@ -371,6 +371,9 @@ template <typename T> struct Api;
     static constexpr auto allGather = dtensor_rt_all_gather_##SUFFIX;          \
     static constexpr auto reduceScatter = dtensor_rt_reduce_scatter_##SUFFIX;  \
     static constexpr auto allToAll = dtensor_rt_all_to_all_##SUFFIX;           \
+    static constexpr auto allToAllV = dtensor_rt_all_to_all_v_##SUFFIX;        \
+    static constexpr auto startAllToAllV =                                     \
+        dtensor_rt_start_all_to_all_v_##SUFFIX;                                \
     static constexpr auto permute = dtensor_rt_permute_##SUFFIX;               \
     static constexpr auto broadcast = dtensor_rt_broadcast_##SUFFIX;           \
     static constexpr auto startAllReduce =                                     \
@@ -639,6 +642,83 @@ void testAllToAll(Harness &h, const Case &c, const Shape &shape,
   finishCase(h, name, in, input, out, concat(received, concatDim));
 }
 
+/// Rows group index `from` sends to index `to` in the all_to_all_v tests:
+/// uneven, zero for some pairs.
+int64_t a2avRows(int64_t from, int64_t to, int64_t salt) {
+  return (from + 2 * to + salt) % 3;
+}
+
+/// all_to_all_v of `cols`-wide rows (2-D, or 3-D with a trailing dim of 2
+/// when `cols3`): each member sends a2avRows(i, j) rows to j; the sizes are
+/// passed as strided i64 memrefs when `stridedSizes`.
+template <typename T>
+void testAllToAllV(Harness &h, const Case &c, int64_t cols, bool cols3,
+                   int64_t salt, bool stridedSizes) {
+  std::string name = caseName<T>(
+      "all_to_all_v", c,
+      "salt=" + std::to_string(salt) + (cols3 ? " rank=3" : " rank=2") +
+          (stridedSizes ? " sizes=strided" : ""));
+  GroupInfo g = groupOf(*c.mesh, c.mask, h.worldRank);
+  if (!g.member)
+    return h.report(name, true, "");
+  int64_t n = g.size, me = g.index;
+  auto shapeOf = [&](int64_t rows) {
+    return cols3 ? Shape{rows, cols, 2} : Shape{rows, cols};
+  };
+  auto totalFrom = [&](int64_t from) {
+    int64_t total = 0;
+    for (int64_t j = 0; j < n; ++j)
+      total += a2avRows(from, j, salt);
+    return total;
+  };
+  Dense<T> input = inputOf<T>(h.worldRank, shapeOf(totalFrom(me)), salt,
+                              false);
+  // Expected: from each member j in order, its block for this index.
+  int64_t slice = cols * (cols3 ? 2 : 1);
+  int64_t outRows = 0;
+  std::vector<T> expectedValues;
+  for (int64_t j = 0; j < n; ++j) {
+    Dense<T> theirs = inputOf<T>(g.members[j], shapeOf(totalFrom(j)), salt,
+                                 false);
+    int64_t offset = 0;
+    for (int64_t l = 0; l < me; ++l)
+      offset += a2avRows(j, l, salt);
+    int64_t rows = a2avRows(j, me, salt);
+    expectedValues.insert(expectedValues.end(),
+                          theirs.values.begin() + offset * slice,
+                          theirs.values.begin() + (offset + rows) * slice);
+    outRows += rows;
+  }
+  Dense<T> expected{shapeOf(outRows), expectedValues};
+  // Sizes, dense or with stride 2.
+  int64_t stride = stridedSizes ? 2 : 1;
+  std::vector<int64_t> sendSizes(n * stride, -1), recvSizes(n * stride, -1);
+  for (int64_t j = 0; j < n; ++j) {
+    sendSizes[j * stride] = a2avRows(me, j, salt);
+    recvSizes[j * stride] = a2avRows(j, me, salt);
+  }
+  Descriptor sendDesc, recvDesc;
+  sendDesc.set(sendSizes.data(), 0, {n}, {stride});
+  recvDesc.set(recvSizes.data(), 0, {n}, {stride});
+  int64_t total = dtensor_rt_total_size(dtensor_rt_context(), 1, recvDesc.get());
+  if (total != outRows)
+    return h.report(name, false,
+                    "total_size " + std::to_string(total) + ", expected " +
+                        std::to_string(outRows));
+  Buffer<T> in(input, c.in), out(expected.shape, c.out);
+  if (c.async)
+    dtensor_rt_wait(dtensor_rt_context(),
+                    Api<T>::startAllToAllV(
+                        dtensor_rt_context(), in.rank(), in.descriptor(),
+                        out.rank(), out.descriptor(), 1, sendDesc.get(), 1,
+                        recvDesc.get(), c.mesh->id, c.mask));
+  else
+    Api<T>::allToAllV(dtensor_rt_context(), in.rank(), in.descriptor(),
+                      out.rank(), out.descriptor(), 1, sendDesc.get(), 1,
+                      recvDesc.get(), c.mesh->id, c.mask);
+  finishCase(h, name, in, input, out, expected);
+}
+
 /// `shift` k: perm[i] = (i + k) mod n; `reverse`: perm[i] = n - 1 - i.
 template <typename T>
 void testPermute(Harness &h, const Case &c, const Shape &shape, int64_t shift,
@@ -720,9 +800,11 @@ void testGroup(Harness &h, const MeshSpec &mesh, int64_t mask, bool full,
         testAllToAll<T>(h, c, shape3, split, cat);
       }
     }
+    testAllToAllV<T>(h, c, 3, false, variant % 3, false);
     testPermute<T>(h, c, {2, 3}, 1, false);
     testBroadcast<T>(h, c, {2, 3}, true);
     if (full) {
+      testAllToAllV<T>(h, c, 2, true, (variant + 1) % 3, true);
       testPermute<T>(h, c, {2, 3}, 0, true);
       testBroadcast<T>(h, c, {2, 3}, false);
     }
@@ -756,6 +838,7 @@ void testLayouts(Harness &h, const MeshSpec &mesh, int64_t mask) {
                     Variant{Layout::Strided, Layout::Offset, true}}) {
     Case c{&mesh, mask, v.async, v.in, v.out};
     testAllReduce<T>(h, c, {3, 4}, 1);
+    testAllToAllV<T>(h, c, 3, true, 1, false);
     for (int64_t dim = 0; dim < 3; ++dim) {
       testAllGather<T>(h, c, shape3, dim);
       testReduceScatter<T>(h, c, shape3, dim, 0);
@@ -940,6 +1023,31 @@ void runError(const std::string &kind, const std::vector<MeshSpec> &meshes) {
     permDesc.set(perm.data(), 0, {n}, {1});
     dtensor_rt_permute_f32(dtensor_rt_context(), 2, in.descriptor(), 2, out.descriptor(), 0, 1, 1,
                            permDesc.get());
+  } else if (kind == "a2av-sizes") {
+    // Sizes that do not add up to the input's 2 rows.
+    std::vector<int64_t> sizes(n, 3);
+    Descriptor sizesDesc;
+    sizesDesc.set(sizes.data(), 0, {n}, {1});
+    Buffer<float> received({3 * n, 2}, Layout::Dense);
+    dtensor_rt_all_to_all_v_f32(dtensor_rt_context(), 2, in.descriptor(), 2,
+                                received.descriptor(), 1, sizesDesc.get(), 1,
+                                sizesDesc.get(), 0, 1);
+  } else if (kind == "a2av-short") {
+    // Send sizes add up (2 rows to index 0); recv sizes fall short.
+    std::vector<int64_t> send(n, 0), recv(n, 0);
+    send[0] = 2;
+    Descriptor sendDesc, recvDesc;
+    sendDesc.set(send.data(), 0, {n}, {1});
+    recvDesc.set(recv.data(), 0, {n}, {1});
+    dtensor_rt_start_all_to_all_v_f32(dtensor_rt_context(), 2,
+                                      in.descriptor(), 2, out.descriptor(), 1,
+                                      sendDesc.get(), 1, recvDesc.get(), 0, 1);
+  } else if (kind == "a2av-negative") {
+    std::vector<int64_t> sizes(n, 0);
+    sizes[0] = -1;
+    Descriptor sizesDesc;
+    sizesDesc.set(sizes.data(), 0, {n}, {1});
+    dtensor_rt_total_size(dtensor_rt_context(), 1, sizesDesc.get());
   } else if (kind == "wait-twice") {
     int64_t handle = dtensor_rt_start_all_reduce_f32(dtensor_rt_context(), 2, in.descriptor(), 2,
                                                      out.descriptor(), 0, 1, 0);

@@ -267,6 +267,32 @@ func.func @dynamic(%x: tensor<?x16xf32>, %d: tensor<4x16xf32>)
   return %g, %p : tensor<?x64xf32>, tensor<4x16xf32>
 }
 
+// all_to_all_v counts its operand only (the split sizes steer it): the
+// static 6x16xf32 rows out (384 B) and the 16xf32 of the dynamic rows back
+// (64 B), each timed as a point-to-point all_to_all of its static bytes;
+// the kind and the total are flagged dynamic.
+
+// CHECK-LABEL: comm report for @dynamic_split (hardware h200)
+// CHECK-NEXT:    collective               count  async   bytes/rank  modelled us{{$}}
+// CHECK-NEXT:    all_to_all_v                 2      0          448*        16.80{{$}}
+// CHECK-NEXT:    total                        2      0          448*        16.80{{$}}
+// CHECK-NEXT:    * has dynamic dims: only the static dims are counted
+
+// JSON:          "name": "dynamic_split",
+// JSON-NEXT:     "collectives": {
+// JSON-NEXT:       "all_to_all_v": {
+// JSON-NEXT:         "count": 2,
+// JSON-NEXT:         "async": 0,
+// JSON-NEXT:         "bytes_per_rank": 448,
+
+func.func @dynamic_split(%x: tensor<6x16xf32>, %s: tensor<4xi64>, %r: tensor<4xi64>) -> tensor<?x16xf32> {
+  %v = dtensor.all_to_all_v %x, %s, %r on @tp axes = [0]
+      : tensor<6x16xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<?x16xf32>
+  %w = dtensor.all_to_all_v %v, %r, %s on @tp axes = [0]
+      : tensor<?x16xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<?x16xf32>
+  return %w : tensor<?x16xf32>
+}
+
 // Groups sit on nodes as the mesh's ranks do (8 to a node): the dp pair of
 // @nodes (ranks r and r + 8) crosses the network although it has 2 ranks,
 // Simple at 45 GB/s with both ring steps over the network:

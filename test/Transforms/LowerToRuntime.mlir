@@ -53,6 +53,8 @@
 // LLVMIR-DAG: declare i64 @dtensor_rt_coord(i64, i64)
 // LLVMIR-DAG: declare i64 @dtensor_rt_start_permute_i32(ptr, i64, ptr, i64, ptr, i64, i64, i64, ptr)
 // LLVMIR-DAG: declare void @dtensor_rt_wait(ptr, i64)
+// LLVMIR-DAG: declare i64 @dtensor_rt_total_size(ptr, i64, ptr)
+// LLVMIR-DAG: declare void @dtensor_rt_all_to_all_v_f32(ptr, i64, ptr, i64, ptr, i64, ptr, i64, ptr, i64, i64)
 // LLVMIR-DAG: define void @_mlir_ciface_all_reduce_each_kind(ptr %0, ptr %1)
 
 //--- lower.mlir
@@ -263,6 +265,42 @@ func.func @all_to_all(%x: tensor<2x16xi32>, %y: tensor<8x4xi64>, %z: tensor<?x16
   %1 = dtensor.all_to_all %y on @tp axes = [0] split_dim = 0 concat_dim = 0 : tensor<8x4xi64> -> tensor<8x4xi64>
   %2 = dtensor.all_to_all %z on @m2 axes = [1] split_dim = 1 concat_dim = 0 : tensor<?x16xf32> -> tensor<?x4xf32>
   return %0, %1, %2 : tensor<8x4xi32>, tensor<8x4xi64>, tensor<?x4xf32>
+}
+
+// Split sizes at run time: the output's rows are the sum of the recv sizes
+// (dtensor_rt_total_size), then one call with both size buffers after the
+// output, before the mesh.
+// CHECK-LABEL: func.func @all_to_all_v(
+// CHECK-SAME:      %[[X:.*]]: tensor<6x3xf32>, %[[S:.*]]: tensor<4xi64>, %[[R:.*]]: tensor<4xi64>)
+// CHECK-NEXT:    %[[CTX:.*]] = call @dtensor_rt_context() : () -> !llvm.ptr
+// CHECK:         %[[SB:.*]] = bufferization.to_buffer %[[S]] read_only
+// CHECK-NEXT:    %[[SU:.*]] = memref.cast %[[SB]] {{.*}} to memref<*xi64>
+// CHECK-NEXT:    %[[RB:.*]] = bufferization.to_buffer %[[R]] read_only
+// CHECK-NEXT:    %[[RU:.*]] = memref.cast %[[RB]] {{.*}} to memref<*xi64>
+// CHECK-NEXT:    %[[ROWS:.*]] = call @dtensor_rt_total_size(%[[CTX]], %[[RU]]) : (!llvm.ptr, memref<*xi64>) -> i64
+// CHECK-NEXT:    %[[N:.*]] = arith.index_cast %[[ROWS]] : i64 to index
+// CHECK:         %[[OUT:.*]] = memref.alloc(%[[N]]) : memref<?x3xf32>
+// CHECK:         call @dtensor_rt_all_to_all_v_f32(%[[CTX]], %{{.*}}, %{{.*}}, %[[SU]], %[[RU]], %{{.*}}, %{{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xi64>, i64, i64) -> ()
+// CHECK-NEXT:    bufferization.to_tensor %[[OUT]] restrict writable : memref<?x3xf32> to tensor<?x3xf32>
+func.func @all_to_all_v(%x: tensor<6x3xf32>, %s: tensor<4xi64>, %r: tensor<4xi64>) -> tensor<?x3xf32> {
+  %0 = dtensor.all_to_all_v %x, %s, %r on @tp axes = [0] : tensor<6x3xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// A routed matmul becomes one generic reading the expert's weights at the
+// id taken modulo E (floor modulo: remsi, then + E where negative).
+// CHECK-LABEL: func.func @routed_matmul(
+// CHECK:         linalg.fill
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK:           arith.extsi %{{.*}} : i32 to i64
+// CHECK:           arith.remsi
+// CHECK:           arith.select
+// CHECK:           tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<3x8x6xf32>
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+func.func @routed_matmul(%x: tensor<?x8xf32>, %ids: tensor<?x2xi32>, %w: tensor<3x8x6xf32>) -> tensor<?x2x6xf32> {
+  %0 = dtensor.routed_matmul %x, %ids, %w : tensor<?x8xf32>, tensor<?x2xi32>, tensor<3x8x6xf32> -> tensor<?x2x6xf32>
+  return %0 : tensor<?x2x6xf32>
 }
 
 // The permutation is a constant rank-1 i64 buffer passed last.
@@ -911,6 +949,14 @@ func.func private @private_helper(%x: tensor<4xf32> {dtensor.layout = #dtensor.l
 }
 
 //--- errors.mlir
+
+func.func @routed_complex(%x: tensor<4x2xcomplex<f32>>, %ids: tensor<4x1xi64>, %w: tensor<2x2x3xcomplex<f32>>) -> tensor<4x1x3xcomplex<f32>> {
+  // expected-error @below {{routed_matmul on 'complex<f32>' elements cannot be lowered (floats and signless integers can)}}
+  %y = dtensor.routed_matmul %x, %ids, %w : tensor<4x2xcomplex<f32>>, tensor<4x1xi64>, tensor<2x2x3xcomplex<f32>> -> tensor<4x1x3xcomplex<f32>>
+  return %y : tensor<4x1x3xcomplex<f32>>
+}
+
+// -----
 
 dtensor.mesh @tp shape = [4]
 

@@ -775,6 +775,50 @@ func.func @row_local_ops(%x: tensor<6x8xf32> {dtensor.layout = #dtensor.layout<@
   return %c, %t : tensor<6x14xf32>, tensor<8x6xf32>
 }
 
+// -----
+
+dtensor.mesh @ep shape = [2]
+
+// Expert parallelism: tokens and experts sharded along the same axis. The
+// counts per destination go out by all_to_all, the rows and ids by
+// all_to_all_v with those counts, the local expert (ids relative to this
+// rank's first expert, 2 per rank) computes, the results come back.
+// CHECK-LABEL: func.func @routed_ep
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x8xf32> {{.*}}, %[[IDS:[^:]*]]: tensor<4x2xi64> {{.*}}, %[[W:[^:]*]]: tensor<2x8x6xf32> {{.*}}) -> (tensor<4x2x6xf32>
+// CHECK: %[[RANK:.*]] = dtensor.coord @ep axes = [0]
+// CHECK: %[[SEND:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<2xi64>)
+// CHECK: %[[RECV:.*]] = dtensor.all_to_all %[[SEND]] on @ep axes = [0] split_dim = 0 concat_dim = 0 : tensor<2xi64> -> tensor<2xi64>
+// CHECK: %[[ROWS:.*]] = dtensor.all_to_all_v %{{.*}}, %[[SEND]], %[[RECV]] on @ep axes = [0] : tensor<8x8xf32>, tensor<2xi64>, tensor<2xi64> -> tensor<?x8xf32>
+// CHECK: %[[GOT:.*]] = dtensor.all_to_all_v %{{.*}}, %[[SEND]], %[[RECV]] on @ep axes = [0] : tensor<8xi64>, tensor<2xi64>, tensor<2xi64> -> tensor<?xi64>
+// CHECK: arith.index_cast %[[RANK]]
+// CHECK: %[[Y:.*]] = dtensor.routed_matmul %[[ROWS]], %{{.*}}, %[[W]] : tensor<?x8xf32>, tensor<?x1xi64>, tensor<2x8x6xf32> -> tensor<?x1x6xf32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[Y]]
+// CHECK: dtensor.all_to_all_v %[[FLAT]], %[[RECV]], %[[SEND]] on @ep axes = [0] : tensor<?x6xf32>, tensor<2xi64>, tensor<2xi64> -> tensor<?x6xf32>
+// CHECK: return %{{.*}} : tensor<4x2x6xf32>
+func.func @routed_ep(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>},
+                     %ids: tensor<8x2xi64> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>},
+                     %w: tensor<4x8x6xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>})
+    -> (tensor<8x2x6xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>}) {
+  %y = dtensor.routed_matmul %x, %ids, %w {dtensor.layouts = [#dtensor.layout<@ep, [S(0)]>]} : tensor<8x8xf32>, tensor<8x2xi64>, tensor<4x8x6xf32> -> tensor<8x2x6xf32>
+  return %y : tensor<8x2x6xf32>
+}
+
+// -----
+
+dtensor.mesh @ep shape = [2]
+
+// Experts replicated: the op on the local tokens, no communication.
+// CHECK-LABEL: func.func @routed_tokens
+// CHECK-NOT: dtensor.all_to_all
+// CHECK: dtensor.routed_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x1xi32>, tensor<4x8x6xf32> -> tensor<4x1x6xf32>
+func.func @routed_tokens(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>},
+                         %ids: tensor<8x1xi32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>},
+                         %w: tensor<4x8x6xf32> {dtensor.layout = #dtensor.layout<@ep, [R]>})
+    -> (tensor<8x1x6xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>}) {
+  %y = dtensor.routed_matmul %x, %ids, %w {dtensor.layouts = [#dtensor.layout<@ep, [S(0)]>]} : tensor<8x8xf32>, tensor<8x1xi32>, tensor<4x8x6xf32> -> tensor<8x1x6xf32>
+  return %y : tensor<8x1x6xf32>
+}
+
 //--- errors.mlir
 
 dtensor.mesh @m22 shape = [2, 2]
@@ -981,4 +1025,43 @@ func.func @loop_layouts(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@t
     scf.yield %a : tensor<8x8xf32>
   } {dtensor.layouts = [#dtensor.layout<@tp, [R]>]}
   return %r : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @ep shape = [4]
+
+func.func @experts_uneven(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>},
+                          %ids: tensor<8x1xi64> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>},
+                          %w: tensor<6x8x6xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>})
+    -> (tensor<8x1x6xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>}) {
+  // expected-error @below {{expert parallelism needs the 6 experts to split evenly over the 4 processes of mesh axis 0}}
+  %y = dtensor.routed_matmul %x, %ids, %w {dtensor.layouts = [#dtensor.layout<@ep, [S(0)]>]} : tensor<8x8xf32>, tensor<8x1xi64>, tensor<6x8x6xf32> -> tensor<8x1x6xf32>
+  return %y : tensor<8x1x6xf32>
+}
+
+// -----
+
+dtensor.mesh @m22 shape = [2, 2]
+
+func.func @experts_two_axes(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), S(0)]>},
+                            %ids: tensor<8x1xi64> {dtensor.layout = #dtensor.layout<@m22, [S(0), S(0)]>},
+                            %w: tensor<4x8x6xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), S(0)]>})
+    -> (tensor<8x1x6xf32> {dtensor.layout = #dtensor.layout<@m22, [S(0), S(0)]>}) {
+  // expected-error @below {{experts sharded over several mesh axes are not supported (shard w dim 0 over one axis)}}
+  %y = dtensor.routed_matmul %x, %ids, %w {dtensor.layouts = [#dtensor.layout<@m22, [S(0), S(0)]>]} : tensor<8x8xf32>, tensor<8x1xi64>, tensor<4x8x6xf32> -> tensor<8x1x6xf32>
+  return %y : tensor<8x1x6xf32>
+}
+
+// -----
+
+dtensor.mesh @ep shape = [2]
+
+func.func @choices_dynamic(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>},
+                           %ids: tensor<8x?xi64> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>},
+                           %w: tensor<4x8x6xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>})
+    -> (tensor<8x?x6xf32> {dtensor.layout = #dtensor.layout<@ep, [S(0)]>}) {
+  // expected-error @below {{expert parallelism needs a static number of choices per token (ids dim 1)}}
+  %y = dtensor.routed_matmul %x, %ids, %w {dtensor.layouts = [#dtensor.layout<@ep, [S(0)]>]} : tensor<8x8xf32>, tensor<8x?xi64>, tensor<4x8x6xf32> -> tensor<8x?x6xf32>
+  return %y : tensor<8x?x6xf32>
 }

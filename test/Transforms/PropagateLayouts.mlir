@@ -18,6 +18,33 @@
 
 dtensor.mesh @tp shape = [4]
 
+// Routed matmul: tokens and experts sharded along the same mesh axis is
+// one strategy (expert parallelism): the expert weights stay where they
+// are, no redistribution; the result is sharded by tokens.
+// CHECK-LABEL: func.func @routed_matmul_experts
+// CHECK-NOT: dtensor.redistribute
+// CHECK: dtensor.routed_matmul {{.*}} {dtensor.layouts = [#dtensor.layout<@tp, [S(0)]>]}
+// CHECK-NOT: dtensor.redistribute
+// CHECK: return
+func.func @routed_matmul_experts(%x: tensor<8x6xf32>, %ids: tensor<8x2xi64>, %w: tensor<4x6x5xf32> {dtensor.param = "experts"}) -> tensor<8x2x5xf32> {
+  %xs = dtensor.annotate %x layout <@tp, [S(0)]> : tensor<8x6xf32>
+  %is = dtensor.annotate %ids layout <@tp, [S(0)]> : tensor<8x2xi64>
+  %ws = dtensor.annotate %w layout <@tp, [S(0)]> : tensor<4x6x5xf32>
+  %y = dtensor.routed_matmul %xs, %is, %ws : tensor<8x6xf32>, tensor<8x2xi64>, tensor<4x6x5xf32> -> tensor<8x2x5xf32>
+  return %y : tensor<8x2x5xf32>
+}
+
+// Routed matmul with replicated experts and a sharded hidden dim (x S(1),
+// w S(1)): the contraction is split, the result Partial(sum).
+// CHECK-LABEL: func.func @routed_matmul_hidden
+// CHECK: dtensor.routed_matmul {{.*}} {dtensor.layouts = [#dtensor.layout<@tp, [P(sum)]>]}
+func.func @routed_matmul_hidden(%x: tensor<8x8xf32>, %ids: tensor<8x1xi32>, %w: tensor<4x8x5xf32>) -> tensor<8x1x5xf32> {
+  %xs = dtensor.annotate %x layout <@tp, [S(1)]> : tensor<8x8xf32>
+  %ws = dtensor.annotate %w layout <@tp, [S(1)]> : tensor<4x8x5xf32>
+  %y = dtensor.routed_matmul %xs, %ids, %ws : tensor<8x8xf32>, tensor<8x1xi32>, tensor<4x8x5xf32> -> tensor<8x1x5xf32>
+  return %y : tensor<8x1x5xf32>
+}
+
 // Row-sharded A: the result is row-sharded; the unannotated B is
 // Replicate; the zero fill and its empty take the consumer's layout.
 // CHECK-LABEL: func.func @matmul_rows

@@ -101,6 +101,13 @@ int64_t dtensor_rt_coord(int64_t mesh, int64_t axesMask);
       int64_t inRank, void *in,                                                \
       int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
       int64_t splitDim, int64_t concatDim);                                    \
+  /* sendSizes, recvSizes: rank-1 i64 memrefs of group-size entries, in    \
+   * slices along dim 0 (all_to_all_v: block j of sendSizes[j] slices goes   \
+   * to index j; the output is the recvSizes[j]-slice blocks in order). */   \
+  void dtensor_rt_all_to_all_v_##SUFFIX(DTENSOR_RT_CTX_PARAM                   \
+      int64_t inRank, void *in,                                                \
+      int64_t outRank, void *out, int64_t sendRank, void *sendSizes,           \
+      int64_t recvRank, void *recvSizes, int64_t mesh, int64_t axesMask);      \
   /* perm: rank-1 i64 memref; group index i sends to perm[i]. */               \
   void dtensor_rt_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM                        \
       int64_t inRank, void *in,                                                \
@@ -128,6 +135,10 @@ int64_t dtensor_rt_coord(int64_t mesh, int64_t axesMask);
       int64_t inRank, void *in,                                                \
       int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
       int64_t splitDim, int64_t concatDim);                                    \
+  int64_t dtensor_rt_start_all_to_all_v_##SUFFIX(DTENSOR_RT_CTX_PARAM          \
+      int64_t inRank, void *in,                                                \
+      int64_t outRank, void *out, int64_t sendRank, void *sendSizes,           \
+      int64_t recvRank, void *recvSizes, int64_t mesh, int64_t axesMask);      \
   int64_t dtensor_rt_start_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM               \
       int64_t inRank, void *in,                                                \
       int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
@@ -140,6 +151,11 @@ int64_t dtensor_rt_coord(int64_t mesh, int64_t axesMask);
 #define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
   DTENSOR_RT_DECLARE_COLLECTIVES(NAME)
 #include "dtensor/Runtime/ElementTypes.def"
+
+/* The sum of the entries of a rank-1 i64 memref (`sizes`, in the memory
+ * compiled code works on): the output size along dim 0 of an all_to_all_v
+ * whose recvSizes it is. Negative entries abort the job. */
+int64_t dtensor_rt_total_size(DTENSOR_RT_CTX_PARAM int64_t rank, void *sizes);
 
 /* Completes the asynchronous collective `handle`; its output is valid after
  * this returns. Each handle is waited exactly once. */

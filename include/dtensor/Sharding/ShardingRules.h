@@ -58,6 +58,10 @@ struct ShardingSpec {
   /// a splat constant, a fill of a constant): any layout is free, Partial
   /// only where the fill value is the reduction's identity.
   bool isCreation = false;
+  /// Groups of loops one mesh axis may split together (each loop of a
+  /// group shards the dims it indexes), besides splitting single loops:
+  /// a routed matmul's tokens and experts (expert parallelism).
+  SmallVector<SmallVector<int64_t>> jointSplits;
 };
 
 /// The spec of `op`, or failure with `why` set when the op is not supported.

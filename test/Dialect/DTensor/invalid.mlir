@@ -711,6 +711,137 @@ func.func @a2a3_concat(%x: tensor<2x16xf32>) -> tensor<4x4xf32> {
 
 dtensor.mesh @tp shape = [4]
 
+// A2AV1: rank-0 operand.
+func.func @a2av1_rank0(%x: tensor<f32>, %s: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{A2AV1] operand 'tensor<f32>' has rank 0}}
+  %t = dtensor.all_to_all_v %x, %s, %s on @tp axes = [0] : tensor<f32>, tensor<4xi64>, tensor<4xi64> -> tensor<f32>
+  return %t : tensor<f32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A2AV1: a dimension other than 0 changes.
+func.func @a2av1_dim(%x: tensor<6x8xf32>, %s: tensor<4xi64>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{A2AV1] operand 'tensor<6x8xf32>' and result 'tensor<?x4xf32>' differ in dimension 1}}
+  %t = dtensor.all_to_all_v %x, %s, %s on @tp axes = [0] : tensor<6x8xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<?x4xf32>
+  return %t : tensor<?x4xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A2AV1: element type differs.
+func.func @a2av1_type(%x: tensor<6x8xf32>, %s: tensor<4xi64>) -> tensor<?x8xf64> {
+  // expected-error @+1 {{A2AV1] operand 'tensor<6x8xf32>' and result 'tensor<?x8xf64>' differ in element type or rank}}
+  %t = dtensor.all_to_all_v %x, %s, %s on @tp axes = [0] : tensor<6x8xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<?x8xf64>
+  return %t : tensor<?x8xf64>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A2AV2: a static result size along dim 0.
+func.func @a2av2(%x: tensor<6x8xf32>, %s: tensor<4xi64>) -> tensor<6x8xf32> {
+  // expected-error @+1 {{A2AV2] result size along dimension 0 must be dynamic (it is the sum of recv_sizes), got 'tensor<6x8xf32>'}}
+  %t = dtensor.all_to_all_v %x, %s, %s on @tp axes = [0] : tensor<6x8xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<6x8xf32>
+  return %t : tensor<6x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A2AV3: one size per group member.
+func.func @a2av3_count(%x: tensor<6x8xf32>, %s: tensor<4xi64>, %r: tensor<2xi64>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{A2AV3] recv_sizes must be tensor<4xi64> (one size per group member), got 'tensor<2xi64>'}}
+  %t = dtensor.all_to_all_v %x, %s, %r on @tp axes = [0] : tensor<6x8xf32>, tensor<4xi64>, tensor<2xi64> -> tensor<?x8xf32>
+  return %t : tensor<?x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A2AV3: sizes are i64.
+func.func @a2av3_type(%x: tensor<6x8xf32>, %s: tensor<4xi32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{A2AV3] send_sizes must be tensor<4xi64> (one size per group member), got 'tensor<4xi32>'}}
+  %t = dtensor.all_to_all_v %x, %s, %s on @tp axes = [0] : tensor<6x8xf32>, tensor<4xi32>, tensor<4xi32> -> tensor<?x8xf32>
+  return %t : tensor<?x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A2AV3: sizes of a dynamic count.
+func.func @a2av3_dynamic(%x: tensor<6x8xf32>, %s: tensor<?xi64>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{A2AV3] send_sizes must be tensor<4xi64> (one size per group member), got 'tensor<?xi64>'}}
+  %t = dtensor.all_to_all_v %x, %s, %s on @tp axes = [0] : tensor<6x8xf32>, tensor<?xi64>, tensor<?xi64> -> tensor<?x8xf32>
+  return %t : tensor<?x8xf32>
+}
+
+// -----
+
+// RM1: ranks.
+func.func @rm1_rank(%x: tensor<16xf32>, %ids: tensor<16x1xi64>, %w: tensor<4x8x8xf32>) -> tensor<16x1x8xf32> {
+  // expected-error @+1 {{RM1] expected x: T x H, ids: T x K of signless integers, w: E x H x F and result T x K x F, got 'tensor<16xf32>', 'tensor<16x1xi64>', 'tensor<4x8x8xf32>' -> 'tensor<16x1x8xf32>'}}
+  %y = dtensor.routed_matmul %x, %ids, %w : tensor<16xf32>, tensor<16x1xi64>, tensor<4x8x8xf32> -> tensor<16x1x8xf32>
+  return %y : tensor<16x1x8xf32>
+}
+
+// -----
+
+// RM1: ids of floats.
+func.func @rm1_ids(%x: tensor<16x8xf32>, %ids: tensor<16x1xf32>, %w: tensor<4x8x8xf32>) -> tensor<16x1x8xf32> {
+  // expected-error @+1 {{RM1] expected x: T x H, ids: T x K of signless integers}}
+  %y = dtensor.routed_matmul %x, %ids, %w : tensor<16x8xf32>, tensor<16x1xf32>, tensor<4x8x8xf32> -> tensor<16x1x8xf32>
+  return %y : tensor<16x1x8xf32>
+}
+
+// -----
+
+// RM2: element types.
+func.func @rm2(%x: tensor<16x8xf32>, %ids: tensor<16x1xi64>, %w: tensor<4x8x8xf16>) -> tensor<16x1x8xf32> {
+  // expected-error @+1 {{RM2] x, w and the result must have one element type, got 'f32', 'f16' and 'f32'}}
+  %y = dtensor.routed_matmul %x, %ids, %w : tensor<16x8xf32>, tensor<16x1xi64>, tensor<4x8x8xf16> -> tensor<16x1x8xf32>
+  return %y : tensor<16x1x8xf32>
+}
+
+// -----
+
+// RM3: hidden sizes differ.
+func.func @rm3_h(%x: tensor<16x8xf32>, %ids: tensor<16x1xi64>, %w: tensor<4x6x8xf32>) -> tensor<16x1x8xf32> {
+  // expected-error @+1 {{RM3] sizes of H (x dim 1, w dim 1) differ: 8 vs 6}}
+  %y = dtensor.routed_matmul %x, %ids, %w : tensor<16x8xf32>, tensor<16x1xi64>, tensor<4x6x8xf32> -> tensor<16x1x8xf32>
+  return %y : tensor<16x1x8xf32>
+}
+
+// -----
+
+// RM3: token counts differ.
+func.func @rm3_t(%x: tensor<16x8xf32>, %ids: tensor<12x1xi64>, %w: tensor<4x8x8xf32>) -> tensor<16x1x8xf32> {
+  // expected-error @+1 {{RM3] sizes of T (x dim 0, ids dim 0) differ: 16 vs 12}}
+  %y = dtensor.routed_matmul %x, %ids, %w : tensor<16x8xf32>, tensor<12x1xi64>, tensor<4x8x8xf32> -> tensor<16x1x8xf32>
+  return %y : tensor<16x1x8xf32>
+}
+
+// -----
+
+// RM4: a dynamic number of experts.
+func.func @rm4(%x: tensor<16x8xf32>, %ids: tensor<16x2xi32>, %w: tensor<?x8x8xf32>) -> tensor<16x2x8xf32> {
+  // expected-error @+1 {{RM4] the number of experts (w dim 0) must be static and positive, got 'tensor<?x8x8xf32>'}}
+  %y = dtensor.routed_matmul %x, %ids, %w : tensor<16x8xf32>, tensor<16x2xi32>, tensor<?x8x8xf32> -> tensor<16x2x8xf32>
+  return %y : tensor<16x2x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
 // PERM1: result type differs.
 func.func @perm1(%x: tensor<4xf32>) -> tensor<4xf64> {
   // expected-error @+1 {{PERM1] result type 'tensor<4xf64>' differs from operand type 'tensor<4xf32>'}}

@@ -291,6 +291,27 @@ func.func @all_to_all(%x: tensor<2x16xf32>, %d: tensor<?x16x3xf32>) {
 // -----
 
 dtensor.mesh @tp shape = [4]
+
+// CHECK-LABEL: func.func @all_to_all_v
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[S:.*]]: tensor<4xi64>, %[[R:.*]]: tensor<4xi64>)
+func.func @all_to_all_v(%x: tensor<?x8xf32>, %s: tensor<4xi64>, %r: tensor<4xi64>) {
+  // CHECK: dtensor.all_to_all_v %[[X]], %[[S]], %[[R]] on @tp axes = [0] : tensor<?x8xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<?x8xf32>{{$}}
+  %0 = dtensor.all_to_all_v %x, %s, %r on @tp axes = [0] : tensor<?x8xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<?x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @routed_matmul
+func.func @routed_matmul(%x: tensor<16x8xf32>, %ids: tensor<16x2xi32>, %w: tensor<4x8x6xf32>, %d: tensor<?x8xbf16>, %di: tensor<?x1xi64>, %dw: tensor<2x8x6xbf16>) {
+  // CHECK: dtensor.routed_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<16x2xi32>, tensor<4x8x6xf32> -> tensor<16x2x6xf32>{{$}}
+  %0 = dtensor.routed_matmul %x, %ids, %w : tensor<16x8xf32>, tensor<16x2xi32>, tensor<4x8x6xf32> -> tensor<16x2x6xf32>
+  // CHECK: dtensor.routed_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x8xbf16>, tensor<?x1xi64>, tensor<2x8x6xbf16> -> tensor<?x1x6xbf16>{{$}}
+  %1 = dtensor.routed_matmul %d, %di, %dw : tensor<?x8xbf16>, tensor<?x1xi64>, tensor<2x8x6xbf16> -> tensor<?x1x6xbf16>
+  return
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
 dtensor.mesh @mesh2d shape = [2, 4]
 
 // CHECK-LABEL: func.func @permute_broadcast

@@ -25,6 +25,25 @@
 // RUN: FileCheck %s --check-prefix=ONLYLLVM < %t.rows.mlir
 // RUN: mlir-translate --mlir-to-llvmir %t.rows.mlir | llc -filetype=obj -relocation-model=pic -o %t.rows.o
 
+// The MoE layer (examples/moe.mlir): split sizes computed by kernels in
+// device memory, the counts exchanged (all_to_all), each output sized by
+// dtensor_rt_total_size before it is allocated, rows and ids dispatched and
+// results combined by all_to_all_v.
+// RUN: dtensor-opt %dtensor_src_root/examples/moe.mlir --dtensor-spmd | dtensor-opt --dtensor-cuda-lowering=format=isa > %t.moe.mlir
+// RUN: FileCheck %s --check-prefix=MOE < %t.moe.mlir
+// RUN: FileCheck %s --check-prefix=ONLYLLVM < %t.moe.mlir
+// RUN: mlir-translate --mlir-to-llvmir %t.moe.mlir | llc -filetype=obj -relocation-model=pic -o %t.moe.o
+// MOE-LABEL: llvm.func @moe(
+// MOE:         llvm.call @dtensor_rt_all_to_all_i64(
+// MOE:         %[[TOTAL:.*]] = llvm.call @dtensor_rt_total_size(
+// MOE:         llvm.mul %[[TOTAL]],
+// MOE:         llvm.call @mgpuMemAlloc(
+// MOE:         llvm.call @dtensor_rt_all_to_all_v_f32(
+// MOE:         llvm.call @dtensor_rt_total_size(
+// MOE:         llvm.call @dtensor_rt_all_to_all_v_i64(
+// MOE:         llvm.call @dtensor_rt_total_size(
+// MOE:         llvm.call @dtensor_rt_all_to_all_v_f32(
+
 // A missing toolkit falls back to PTX with a warning.
 // RUN: dtensor-opt %S/Inputs/rows.mlir --dtensor-cuda-lowering=toolkit=%t.nonexistent 2>&1 -o /dev/null | FileCheck %s --check-prefix=FALLBACK
 // Bad options.

@@ -158,6 +158,9 @@ public:
   ~MPIRequest() override = default;
 
   MPI_Request *add() { return &requests[numRequests++]; }
+  /// Integer arrays MPI reads until completion (MPI_Ialltoallv's counts
+  /// and displacements).
+  std::vector<int> &arrays() { return ints; }
 
   void wait() override {
     MPI_Status statuses[2];
@@ -176,6 +179,7 @@ private:
   std::string call;
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   int numRequests = 0;
+  std::vector<int> ints;
 };
 
 class MPIBackend final : public CommBackend {
@@ -300,6 +304,28 @@ public:
       return MPI_Ialltoall(send, n, mpiType(type), recv, n, mpiType(type),
                            commOf(group), request);
     });
+  }
+
+  std::unique_ptr<CommRequest>
+  allToAllV(const void *send, std::vector<size_t> sendCounts,
+            std::vector<size_t> sendDispls, void *recv,
+            std::vector<size_t> recvCounts, std::vector<size_t> recvDispls,
+            ElemType type, CommGroup &group, const char *op) override {
+    // MPI reads the count and displacement arrays until the request
+    // completes: the request owns them.
+    auto request = std::make_unique<MPIRequest>(op, "MPI_Ialltoallv");
+    std::vector<int> &ints = request->arrays();
+    for (const std::vector<size_t> *values :
+         {&sendCounts, &sendDispls, &recvCounts, &recvDispls})
+      for (size_t v : *values)
+        ints.push_back(mpiCount(v, op));
+    size_t n = sendCounts.size();
+    const int *base = ints.data();
+    check(MPI_Ialltoallv(send, base, base + n, mpiType(type), recv,
+                         base + 2 * n, base + 3 * n, mpiType(type),
+                         commOf(group), request->add()),
+          op, "MPI_Ialltoallv");
+    return request;
   }
 
   std::unique_ptr<CommRequest> sendRecv(const void *send, void *recv,

@@ -287,6 +287,31 @@ public:
       return r != ncclSuccess ? r : end;
     });
   }
+  std::unique_ptr<CommRequest>
+  allToAllV(const void *send, std::vector<size_t> sendCounts,
+            std::vector<size_t> sendDispls, void *recv,
+            std::vector<size_t> recvCounts, std::vector<size_t> recvDispls,
+            ElemType type, CommGroup &group, const char *op) override {
+    size_t bytes = elemSize(type);
+    return issue(group, op, "grouped ncclSend/ncclRecv", [&](NCCLGroup &g) {
+      // Empty blocks are skipped on both sides (by the all_to_all_v
+      // contract, a zero send count on one side is a zero recv count on
+      // the other).
+      ncclResult_t r = ncclGroupStart();
+      for (int64_t j = 0; r == ncclSuccess && j < g.getSize(); ++j) {
+        if (sendCounts[j] > 0)
+          r = ncclSend(static_cast<const char *>(send) + sendDispls[j] * bytes,
+                       sendCounts[j], ncclType(type), static_cast<int>(j),
+                       g.comm, g.stream);
+        if (r == ncclSuccess && recvCounts[j] > 0)
+          r = ncclRecv(static_cast<char *>(recv) + recvDispls[j] * bytes,
+                       recvCounts[j], ncclType(type), static_cast<int>(j),
+                       g.comm, g.stream);
+      }
+      ncclResult_t end = ncclGroupEnd();
+      return r != ncclSuccess ? r : end;
+    });
+  }
   std::unique_ptr<CommRequest> sendRecv(const void *send, void *recv,
                                         size_t count, ElemType type,
                                         int64_t sendTo, int64_t recvFrom,
