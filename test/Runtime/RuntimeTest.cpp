@@ -557,6 +557,37 @@ void testAllReduce(Harness &h, const Case &c, const Shape &shape,
   finishCase(h, name, in, input, out, reduce(parts, code));
 }
 
+/// An all_reduce whose output is its input buffer (the compiler reuses a
+/// dying input, dtensor-reuse-collective-buffers): reduced in place.
+template <typename T>
+void testAllReduceInPlace(Harness &h, const Case &c, const Shape &shape,
+                          int64_t code) {
+  std::string name =
+      caseName<T>("all_reduce", c, std::string(reduceName(code)) + " in place");
+  GroupInfo g = groupOf(*c.mesh, c.mask, h.worldRank);
+  if (!g.member)
+    return h.report(name, true, "");
+  bool product = code == 2;
+  Dense<T> input = inputOf<T>(h.worldRank, shape, code, product);
+  std::vector<Dense<T>> parts;
+  for (int64_t m : g.members)
+    parts.push_back(inputOf<T>(m, shape, code, product));
+  Buffer<T> buffer(input, c.in);
+  if (c.async)
+    dtensor_rt_wait(dtensor_rt_context(),
+                    Api<T>::startAllReduce(dtensor_rt_context(), buffer.rank(),
+                                           buffer.descriptor(), buffer.rank(),
+                                           buffer.descriptor(), c.mesh->id,
+                                           c.mask, code));
+  else
+    Api<T>::allReduce(dtensor_rt_context(), buffer.rank(), buffer.descriptor(),
+                      buffer.rank(), buffer.descriptor(), c.mesh->id, c.mask,
+                      code);
+  std::string detail;
+  bool ok = matches(buffer, reduce(parts, code), detail);
+  h.report(name, ok, detail);
+}
+
 template <typename T>
 void testAllGather(Harness &h, const Case &c, const Shape &shape, int64_t dim) {
   std::string name = caseName<T>(
@@ -818,6 +849,7 @@ void testReduceOps(Harness &h, const MeshSpec &mesh, int64_t mask) {
     Case c{&mesh, mask, async};
     for (int64_t code = 0; code < 5; ++code) {
       testAllReduce<T>(h, c, {2, 5}, code);
+      testAllReduceInPlace<T>(h, c, {2, 5}, code);
       testReduceScatter<T>(h, c, {2, 2, 3}, 1, code);
     }
   }

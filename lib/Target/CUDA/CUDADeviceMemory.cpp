@@ -9,7 +9,7 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
-#include "Views.h"
+#include "dtensor/Transforms/Buffers.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -48,7 +48,7 @@ static SmallVector<Value> aliasesOf(Value root) {
       continue;
     aliases.push_back(value);
     for (Operation *user : value.getUsers())
-      if (cuda::getViewedBuffer(user) == value)
+      if (getViewedBuffer(user) == value)
         work.push_back(user->getResult(0));
   }
   return aliases;

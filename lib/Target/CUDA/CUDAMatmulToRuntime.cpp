@@ -10,7 +10,7 @@
 #include "dtensor/Target/CUDA/Passes.h"
 
 #include "RuntimeCalls.h"
-#include "Views.h"
+#include "dtensor/Transforms/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -159,7 +159,7 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
 /// The buffer `value` is a view of (through views and casts).
 static Value rootBuffer(Value value) {
   while (Operation *def = value.getDefiningOp()) {
-    Value source = cuda::getViewedBuffer(def);
+    Value source = getViewedBuffer(def);
     if (!source)
       break;
     value = source;
@@ -176,7 +176,7 @@ static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
     if (!aliases.insert(value).second)
       continue;
     for (Operation *user : value.getUsers())
-      if (cuda::getViewedBuffer(user) == value)
+      if (getViewedBuffer(user) == value)
         work.push_back(user->getResult(0));
   }
   return aliases;
