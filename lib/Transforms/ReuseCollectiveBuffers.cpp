@@ -89,7 +89,7 @@ static bool mayWrite(Operation *op, Value buffer, AliasAnalysis &aa) {
       // allocated (or an all_reduce's input made its output), even where the
       // handle comes from a loop or a caller.
       auto start = matchRuntimeCollective(
-          nested->getOperand(1).getDefiningOp());
+          nested->getOperands().back().getDefiningOp());
       if (!start)
         return isOutsideBuffer(root) ? WalkResult::advance()
                                      : WalkResult::interrupt();

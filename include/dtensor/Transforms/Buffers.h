@@ -84,11 +84,12 @@ inline std::optional<RuntimeCollectiveCall> matchRuntimeCollective(
   return std::nullopt;
 }
 
-/// Whether `op` is a dtensor_rt_wait call; its handle is operand 1.
+/// Whether `op` is a dtensor_rt_wait call; its handle is the last operand
+/// (after the context).
 inline bool isRuntimeWait(Operation *op) {
-  auto call = dyn_cast<func::CallOp>(op);
+  auto call = dyn_cast_or_null<func::CallOp>(op);
   return call && call.getCallee() == kRuntimeWait &&
-         call->getNumOperands() == 2;
+         call->getNumOperands() >= 1;
 }
 
 } // namespace mlir::dtensor
