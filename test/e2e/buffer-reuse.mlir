@@ -2,34 +2,34 @@
 // The buffer rules of collectives (dtensor-reuse-collective-buffers), end
 // to end on 2 and 4 CPU ranks against the unsharded program, synchronous
 // and scheduled for overlap (async starts, their input copies elided):
-//  - @reduce_twice: one Partial matmul product is all_reduced (R) and then
-//    reduce_scattered (S(0)). The all_reduce's input is still read after it,
-//    so it must not reduce in place: the reduce_scatter would read a sum of
-//    sums (the numerics below would be off by the group size).
+//  - @reduce_twice: one Partial matmul product is all_reduced (R) and also
+//    returned as it is (P(sum)). The all_reduce's input is still used after
+//    it, so it must not reduce in place: the returned partial sums would be
+//    the total on every rank (the check would be off by the group size).
 //  - @mlp: the product dies at its all_reduce, which then runs in place.
-// RUN: for n in 2 4; do sed "s/NRANKS/$n/" %s > %t.$n.mlir; for o in none default; do \
-// RUN:   timeout 120 dtensor-run %t.$n.mlir -n $n --entry reduce_twice --overlap=$o | FileCheck %s || exit 1; \
-// RUN:   timeout 120 dtensor-run %t.$n.mlir -n $n --entry mlp --overlap=$o | FileCheck %s || exit 1; \
+// RUN: for n in 2 4; do sed "s/NRANKS/$n/" %s > %t.$n.mlir; for o in --seed=7 --overlap=default; do \
+// RUN:   timeout 120 dtensor-run %t.$n.mlir -n $n --entry reduce_twice $o | FileCheck %s || exit 1; \
+// RUN:   timeout 120 dtensor-run %t.$n.mlir -n $n --entry mlp $o | FileCheck %s || exit 1; \
 // RUN: done; done
 // CHECK: PASS
 //
-// The lowered programs (LLVM stage; the lowering's fresh buffers, copies
-// and in-place calls are visible in the per-rank program at the buffer
-// level, test/Transforms/ReuseCollectiveBuffers.mlir): the in-place
-// all_reduce passes one buffer twice.
-// RUN: dtensor-opt %t.4.mlir --pass-pipeline='builtin.module(dtensor-spmd,dtensor-lower-to-runtime,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,func.func(dtensor-reuse-collective-buffers))' | FileCheck %s --check-prefix=IR
+// The buffers after dtensor-reuse-collective-buffers: a fresh output for
+// @reduce_twice, one buffer passed twice (in place) for @mlp.
+// RUN: dtensor-opt %t.4.mlir --dtensor-spmd --dtensor-cpu-lowering --mlir-print-ir-after=dtensor-reuse-collective-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=IR
 // IR-LABEL: func.func @reduce_twice
-// IR: %[[Y:.*]] = memref.alloc
-// IR: %[[YIN:.*]] = memref.cast %[[Y]]
-// IR: %[[OUT:.*]] = memref.alloc
-// IR: %[[AROUT:.*]] = memref.cast %[[OUT]]
-// IR: call @dtensor_rt_all_reduce_f32(%{{.*}}, %[[YIN]], %[[AROUT]],
-// IR: call @dtensor_rt_reduce_scatter_f32
+// IR:         %[[Y:.*]] = memref.alloc() {{.*}} : memref<8x8xf32>
+// IR:         linalg.matmul {{.*}} outs(%[[Y]] :
+// IR:         %[[R:.*]] = memref.alloc() : memref<8x8xf32>
+// IR:         %[[YIN:.*]] = memref.cast %[[Y]]
+// IR:         %[[ROUT:.*]] = memref.cast %[[R]]
+// IR:         call @dtensor_rt_all_reduce_f32(%{{.*}}, %[[YIN]], %[[ROUT]],
+// IR:         return %[[R]], %[[Y]]
 // IR-LABEL: func.func @mlp
-// IR: %[[P:.*]] = memref.alloc
-// IR: %[[PIN:.*]] = memref.cast %[[P]]
-// IR: %[[POUT:.*]] = memref.cast %[[P]]
-// IR: call @dtensor_rt_all_reduce_f32(%{{.*}}, %[[PIN]], %[[POUT]],
+// IR:         %[[P:.*]] = memref.alloc() {{.*}} : memref<8x8xf32>
+// IR-NOT:     memref.alloc
+// IR:         %[[PIN:.*]] = memref.cast %[[P]]
+// IR:         %[[POUT:.*]] = memref.cast %[[P]]
+// IR:         call @dtensor_rt_all_reduce_f32(%{{.*}}, %[[PIN]], %[[POUT]],
 
 dtensor.mesh @tp shape = [NRANKS]
 
@@ -42,9 +42,9 @@ func.func @reduce_twice(%x: tensor<8x16xf32>, %w: tensor<16x8xf32>)
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
   %y = linalg.matmul ins(%xs, %ws : tensor<8x16xf32>, tensor<16x8xf32>)
                      outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
-  %a = dtensor.annotate %y layout <@tp, [R]> : tensor<8x8xf32>
-  %b = dtensor.annotate %y layout <@tp, [S(0)]> : tensor<8x8xf32>
-  return %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
+  %p = dtensor.annotate %y layout <@tp, [P(sum)]> : tensor<8x8xf32>
+  %a = dtensor.annotate %p layout <@tp, [R]> : tensor<8x8xf32>
+  return %a, %p : tensor<8x8xf32>, tensor<8x8xf32>
 }
 
 func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x8xf32>) -> tensor<8x8xf32> {
