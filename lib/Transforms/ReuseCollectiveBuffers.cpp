@@ -41,17 +41,6 @@ using namespace mlir::dtensor;
 
 namespace {
 
-/// The buffer `value` is a view (or cast) of, through every view.
-static Value getRootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    Value viewed = getViewedBuffer(def);
-    if (!viewed)
-      break;
-    value = viewed;
-  }
-  return value;
-}
-
 /// The dtensor_rt_wait of a started collective's handle, when it is the
 /// handle's only use and lies in the start's block; null otherwise (a handle
 /// carried by a loop or passed to a call).

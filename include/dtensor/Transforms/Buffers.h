@@ -36,6 +36,17 @@ inline Value getViewedBuffer(Operation *op) {
   return nullptr;
 }
 
+/// The buffer `value` is a view (or cast) of, through every view.
+inline Value getRootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    Value viewed = getViewedBuffer(def);
+    if (!viewed)
+      break;
+    value = viewed;
+  }
+  return value;
+}
+
 /// The runtime ABI's function names (include/dtensor/Runtime/Runtime.h) as
 /// dtensor-lower-to-runtime calls them: dtensor_rt_[start_]<kind>_<type>
 /// for a collective, dtensor_rt_wait(ctx, handle) to complete a started one.
