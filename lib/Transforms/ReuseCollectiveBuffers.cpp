@@ -88,7 +88,8 @@ static bool mayWrite(Operation *op, Value buffer, AliasAnalysis &aa) {
     if (auto call = dyn_cast<func::CallOp>(nested)) {
       // The runtime's queries write nothing the program sees.
       StringRef callee = call.getCallee();
-      if (callee == "dtensor_rt_context" || callee == "dtensor_rt_coord")
+      if (callee == "dtensor_rt_context" || callee == "dtensor_rt_coord" ||
+          callee == "dtensor_rt_total_size")
         return WalkResult::advance();
       return WalkResult::interrupt();
     }

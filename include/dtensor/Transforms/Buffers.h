@@ -66,7 +66,8 @@ inline std::string getRuntimeCollectiveName(StringRef kind, bool async,
 /// the input and writes the output, until the wait of the handle if started.
 struct RuntimeCollectiveCall {
   func::CallOp call;
-  /// all_reduce, all_gather, reduce_scatter, all_to_all, permute, broadcast.
+  /// all_reduce, all_gather, reduce_scatter, all_to_all, all_to_all_v,
+  /// permute, broadcast.
   StringRef kind;
   bool async = false;
   Value getInput() const { return call->getOperand(1); }
@@ -85,9 +86,12 @@ inline std::optional<RuntimeCollectiveCall> matchRuntimeCollective(
     return std::nullopt;
   bool async = name.consume_front(kRuntimeStart);
   for (StringRef kind : {"all_reduce", "all_gather", "reduce_scatter",
-                         "all_to_all", "permute", "broadcast"}) {
+                         "all_to_all", "all_to_all_v", "permute",
+                         "broadcast"}) {
+    // The rest is the element type's suffix (f32, bf16, ...).
     StringRef rest = name;
-    if (rest.consume_front(kind) && rest.starts_with("_") &&
+    if (rest.consume_front(kind) && rest.consume_front("_") &&
+        !rest.empty() && !rest.contains('_') &&
         call->getNumOperands() >= 3 &&
         call->getNumResults() == (async ? 1u : 0u))
       return RuntimeCollectiveCall{call, kind, async};
