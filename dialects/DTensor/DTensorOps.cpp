@@ -10,6 +10,7 @@
 #include "dtensor/Support/SafeMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -858,6 +859,146 @@ Operation *AsyncStartOp::getCollective() {
   return isa<CollectiveOpInterface>(op) ? op : nullptr;
 }
 
+/// The values that `use` of a future hands it on to: none for a
+/// dtensor.wait; the loop's region argument and result for an scf.for init
+/// or a yield of its body; the scf.if result for a yield of a branch; the
+/// before-region argument for an scf.while init or a yield of its after
+/// region; the after-region argument and the result for scf.condition.
+/// Failure for any other use.
+static LogicalResult getForwardedFutures(OpOperand &use,
+                                         SmallVectorImpl<Value> &next) {
+  Operation *user = use.getOwner();
+  unsigned n = use.getOperandNumber();
+  if (isa<WaitOp>(user))
+    return success();
+  auto forwardFor = [&](scf::ForOp loop, unsigned k) {
+    next.push_back(loop.getRegionIterArgs()[k]);
+    next.push_back(loop.getResult(k));
+    return success();
+  };
+  if (auto loop = dyn_cast<scf::ForOp>(user)) {
+    if (n < loop.getNumControlOperands())
+      return failure();
+    return forwardFor(loop, n - loop.getNumControlOperands());
+  }
+  if (auto loop = dyn_cast<scf::WhileOp>(user)) {
+    next.push_back(loop.getBeforeArguments()[n]);
+    return success();
+  }
+  if (auto condition = dyn_cast<scf::ConditionOp>(user)) {
+    auto loop = dyn_cast<scf::WhileOp>(condition->getParentOp());
+    if (!loop || n == 0)
+      return failure();
+    next.push_back(loop.getAfterArguments()[n - 1]);
+    next.push_back(loop.getResult(n - 1));
+    return success();
+  }
+  if (isa<scf::YieldOp>(user)) {
+    Operation *parent = user->getParentOp();
+    if (auto loop = dyn_cast<scf::ForOp>(parent))
+      return forwardFor(loop, n);
+    if (auto branch = dyn_cast<scf::IfOp>(parent)) {
+      next.push_back(branch.getResult(n));
+      return success();
+    }
+    if (auto loop = dyn_cast<scf::WhileOp>(parent)) {
+      next.push_back(loop.getBeforeArguments()[n]);
+      return success();
+    }
+  }
+  return failure();
+}
+
+/// Whether every future that can reach `future` through structured control
+/// flow (the inverse of getForwardedFutures) is a dtensor.async_start result.
+static bool comesFromAsyncStart(Value future) {
+  SmallVector<Value> work = {future};
+  llvm::SmallPtrSet<Value, 8> seen;
+  auto yielded = [](Region &region, unsigned k) -> Value {
+    auto yield = dyn_cast<scf::YieldOp>(region.front().getTerminator());
+    return yield && k < yield.getNumOperands() ? yield.getOperand(k) : Value();
+  };
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!value || !isa<FutureType>(value.getType()))
+      return false;
+    if (!seen.insert(value).second || value.getDefiningOp<AsyncStartOp>())
+      continue;
+    Operation *parent = isa<BlockArgument>(value)
+                            ? value.getParentRegion()->getParentOp()
+                            : value.getDefiningOp();
+    unsigned k = isa<BlockArgument>(value)
+                     ? cast<BlockArgument>(value).getArgNumber()
+                     : cast<OpResult>(value).getResultNumber();
+    if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+      if (isa<BlockArgument>(value)) {
+        if (k == 0)
+          return false; // the induction variable
+        --k;
+      }
+      work.push_back(loop.getInitArgs()[k]);
+      work.push_back(yielded(loop.getRegion(), k));
+    } else if (auto branch = dyn_cast<scf::IfOp>(parent)) {
+      if (isa<BlockArgument>(value) || branch.getElseRegion().empty())
+        return false;
+      work.push_back(yielded(branch.getThenRegion(), k));
+      work.push_back(yielded(branch.getElseRegion(), k));
+    } else if (auto loop = dyn_cast<scf::WhileOp>(parent)) {
+      bool before = isa<BlockArgument>(value) &&
+                    value.getParentRegion() == &loop.getBefore();
+      if (before) {
+        work.push_back(loop.getInits()[k]);
+        work.push_back(yielded(loop.getAfter(), k));
+      } else {
+        scf::ConditionOp condition = loop.getConditionOp();
+        work.push_back(k + 1 < condition.getNumOperands()
+                           ? condition.getOperand(k + 1)
+                           : Value());
+      }
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// ASYNC4: a linear discipline that makes every future waited exactly once
+/// on every path. Each future, and each value structured control flow hands
+/// it on to (getForwardedFutures), has exactly one use, in its own block,
+/// that waits for it or hands it on.
+static LogicalResult verifyFutureUses(AsyncStartOp start, unsigned index) {
+  SmallVector<Value> work = {start.getFutures()[index]};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    auto fail = [&](const Twine &why) {
+      InFlightDiagnostic diag = emitConstraintError(start, "ASYNC4")
+                                << "future #" << index
+                                << " must be waited exactly once on every "
+                                   "path: "
+                                << why;
+      if (value != start.getFutures()[index])
+        diag.attachNote(value.getLoc()) << "where it is handed on to";
+      return diag;
+    };
+    if (value.use_empty())
+      return fail("it is never waited");
+    if (!value.hasOneUse())
+      return fail("it has more than one use");
+    OpOperand &use = *value.getUses().begin();
+    if (use.getOwner()->getBlock() != value.getParentBlock())
+      return fail("it is used in a nested region (hand it into a loop as an "
+                  "init operand)");
+    if (failed(getForwardedFutures(use, work)))
+      return fail(Twine("'") + use.getOwner()->getName().getStringRef() +
+                  "' neither waits for it nor hands it on (scf.for, "
+                  "scf.while, scf.if yields)");
+  }
+  return success();
+}
+
 LogicalResult AsyncStartOp::verifyRegions() {
   Operation *collective = getCollective();
   if (!collective)
@@ -881,18 +1022,17 @@ LogicalResult AsyncStartOp::verifyRegions() {
       return emitConstraintError(*this, "ASYNC3")
              << "future type " << future.getType() << " does not hold "
              << value.getType();
-  for (auto [i, future] : llvm::enumerate(getFutures())) {
-    if (!future.hasOneUse() || !isa<WaitOp>(*future.getUsers().begin()))
-      return emitConstraintError(*this, "ASYNC4")
-             << "future #" << i << " must be used by exactly one dtensor.wait";
-  }
+  for (unsigned i = 0, e = getFutures().size(); i < e; ++i)
+    if (failed(verifyFutureUses(*this, i)))
+      return failure();
   return success();
 }
 
 LogicalResult WaitOp::verify() {
-  if (!getFuture().getDefiningOp<AsyncStartOp>())
+  if (!comesFromAsyncStart(getFuture()))
     return emitConstraintError(*this, "WAIT1")
-           << "the future must be a result of dtensor.async_start";
+           << "the future must be a result of dtensor.async_start, directly "
+              "or through scf.for, scf.while or scf.if";
   Type valueType = getFuture().getType().getValueType();
   if (getResult().getType() != valueType)
     return emitConstraintError(*this, "WAIT2")

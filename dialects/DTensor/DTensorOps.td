@@ -681,7 +681,27 @@ def DTensor_AsyncStartOp : DTensor_Op<"async_start", [SingleBlock]> {
     2. `ASYNC2`: the yield returns exactly the collective's results, in
        order.
     3. `ASYNC3`: there is one result per yielded value, a future of its type.
-    4. `ASYNC4`: every result is used by exactly one op, a `dtensor.wait`.
+    4. `ASYNC4`: every future is waited exactly once on every path. A
+       future is used exactly once, in its own block, by a `dtensor.wait`
+       or by structured control flow that hands it on: an `scf.for` or
+       `scf.while` init operand, an `scf.yield` of a loop body or of an
+       `scf.if` branch, an `scf.condition`. Every value it is handed on to
+       (loop region arguments, loop and `scf.if` results) obeys the same
+       rule. So a collective started in iteration i can be waited in
+       iteration i + 1 (a loop-carried future, as FSDP prefetches the next
+       layer's weights):
+
+       ```mlir
+       %f0 = dtensor.async_start { ... } : !dtensor.future<tensor<8x8xf32>>
+       %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%x = %x0, %f = %f0)
+           -> (tensor<4x8xf32>, !dtensor.future<tensor<8x8xf32>>) {
+         %w = dtensor.wait %f : !dtensor.future<tensor<8x8xf32>>
+         %g = dtensor.async_start { ... } : !dtensor.future<tensor<8x8xf32>>
+         ...
+         scf.yield %y, %g : tensor<4x8xf32>, !dtensor.future<tensor<8x8xf32>>
+       }
+       %last = dtensor.wait %r#1 : !dtensor.future<tensor<8x8xf32>>
+       ```
   }];
   let results = (outs Variadic<DTensor_FutureType>:$futures);
   let regions = (region SizedRegion<1>:$body);
@@ -710,7 +730,9 @@ def DTensor_WaitOp : DTensor_Op<"wait"> {
     rank, then returns its result.
 
     Constraints:
-    1. `WAIT1`: the future is a result of a `dtensor.async_start`.
+    1. `WAIT1`: the future is a result of a `dtensor.async_start`, directly
+       or handed on through `scf.for`, `scf.while` or `scf.if` (every value
+       that can reach it is one).
     2. `WAIT2`: the result type is the future's value type.
   }];
   let arguments = (ins DTensor_FutureType:$future);

@@ -321,7 +321,8 @@ llvm::Error mlir::dtensor::compileArtifact(Session &session, ModuleOp module,
     if (failed(session.lower(module, Stage::LLVM, options.pipeline)))
       return makeError("lowering the unsharded program failed");
   } else {
-    if (failed(session.lower(module, Stage::PerRank, options.pipeline)))
+    if (!options.perRank &&
+        failed(session.lower(module, Stage::PerRank, options.pipeline)))
       return makeError("compiling the sharded program failed");
     auto perRank = module.lookupSymbol<func::FuncOp>(entryName);
     FailureOr<EntryLayouts> layouts = failure();

@@ -40,7 +40,9 @@
 //   broadcast      send: count (read on the root only), recv: count
 //
 // Buffers must stay valid and unchanged (send) or untouched (recv) until
-// the request is waited. Send and recv buffers never overlap.
+// the request is waited. Send and recv buffers never overlap, except that
+// allReduce may be in place: send == recv (the whole buffer), which it
+// reduces where it lies (MPI_IN_PLACE; NCCL takes equal pointers).
 //
 // Errors inside a backend go through fatal(), which prints
 // "dtensor runtime: rank R: <op>: <message>" and aborts the whole job;

@@ -374,9 +374,14 @@ struct Call {
     void *recv;
     bool direct;
   };
-  WholeBuffers wholeBuffers(Pending &p) const {
+  /// With `allowInPlace` (all_reduce), an input that is the dense output
+  /// itself is both send and recv buffer.
+  WholeBuffers wholeBuffers(Pending &p, bool allowInPlace = false) const {
     const void *send = packBlocks(backend, inView, -1, 1, 0, p.sendStage);
-    bool direct = receiveDirect(outView, -1, send, inView.getNumBytes());
+    bool inPlace =
+        allowInPlace && send == outView.data && outView.isContiguous();
+    bool direct =
+        inPlace || receiveDirect(outView, -1, send, inView.getNumBytes());
     return {send, recvBuffer(p, direct), direct};
   }
   /// The completion of a collective whose recv buffer `recv` of `count`
@@ -420,7 +425,9 @@ int64_t allReduce(ElemType type, bool async, int64_t inRank, void *in,
   if (skipCollective(c.op))
     return dispatch(c.begin(), async);
   Pending p = c.begin();
-  auto [send, recv, direct] = c.wholeBuffers(p);
+  // In place when the input is the dense output itself (the compiler reuses
+  // a dying input's buffer, dtensor-reuse-collective-buffers).
+  auto [send, recv, direct] = c.wholeBuffers(p, /*allowInPlace=*/true);
   size_t count = c.inView.getNumElements();
   p.request = c.backend.allReduce(send, recv, count, type, rop, group, c.op);
   p.complete =

@@ -9,14 +9,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dtensor/Transforms/Buffers.h"
 #include "dtensor/Transforms/FusedOps.h"
 #include "dtensor/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::dtensor {
@@ -55,6 +58,11 @@ static SmallVector<Value> getCommunicatedInputs(Operation *op) {
   return {op->getOperand(0)};
 }
 
+/// The type of a fresh output buffer for a tensor of `type`.
+static MemRefType getBufferType(RankedTensorType type) {
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
 class RuntimeLowering {
 public:
   explicit RuntimeLowering(ModuleOp module)
@@ -88,6 +96,10 @@ private:
                             int64_t index, bool async, Value *handle);
   LogicalResult lowerSync(Operation *op);
   LogicalResult lowerAsync(AsyncStartOp op);
+  void lowerWait(WaitOp op);
+  /// Futures carried by scf.for/scf.while/scf.if become (handle, output
+  /// buffer) pairs.
+  LogicalResult lowerCarriedFutures(func::FuncOp func);
 
   ModuleOp module;
   OpBuilder builder;
@@ -148,8 +160,7 @@ Value RuntimeLowering::outputBuffer(RankedTensorType type,
     if (ShapedType::isDynamic(size))
       dynamic.push_back(
           getValueOrCreateConstantIndexOp(builder, loc(), sizes[dim]));
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return memref::AllocOp::create(builder, loc(), memrefType, dynamic);
+  return memref::AllocOp::create(builder, loc(), getBufferType(type), dynamic);
 }
 
 Value RuntimeLowering::asTensor(Value buffer, RankedTensorType type) {
@@ -437,7 +448,8 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
   Value in = inputBuffer(input);
   if (async) {
     // The runtime reads the input until the wait: give it its own copy so
-    // that bufferization may reuse the original buffer meanwhile.
+    // that bufferization may reuse the original buffer meanwhile
+    // (dtensor-reuse-collective-buffers removes it where nothing may).
     Value copy = outputBuffer(
         inputType, tensor::getMixedSizes(builder, loc(), input));
     memref::CopyOp::create(builder, loc(), in, copy);
@@ -451,9 +463,7 @@ FailureOr<Value> RuntimeLowering::emitCall(Operation *op, Value input,
   if (permBuffer)
     args.push_back(unranked(permBuffer));
   llvm::append_range(args, extra);
-  std::string name = (Twine("dtensor_rt_") + (async ? "start_" : "") + kind +
-                      "_" + *suffix)
-                         .str();
+  std::string name = getRuntimeCollectiveName(kind, async, *suffix);
   SmallVector<Type> results;
   if (async)
     results.push_back(builder.getI64Type());
@@ -479,6 +489,11 @@ LogicalResult RuntimeLowering::lowerSync(Operation *op) {
   return success();
 }
 
+// A future becomes the started collective's handle and its output buffer.
+// Starts and waits are lowered one by one, bridged by unrealized casts
+// (handle, buffer) <-> future; lowerCarriedFutures converts what structured
+// control flow carries in between, and the casts then cancel.
+
 LogicalResult RuntimeLowering::lowerAsync(AsyncStartOp start) {
   Operation *op = start.getCollective();
   if (!op)
@@ -489,23 +504,75 @@ LogicalResult RuntimeLowering::lowerAsync(AsyncStartOp start) {
   SmallVector<Value> inputs = getCommunicatedInputs(op);
   for (auto [i, input] : llvm::enumerate(inputs)) {
     auto type = cast<RankedTensorType>(op->getResult(i).getType());
-    builder.setInsertionPoint(start);
     Value handle;
     FailureOr<Value> out = emitCall(op, input, type, i, true, &handle);
     if (failed(out))
       return failure();
-    auto wait = cast<WaitOp>(*start.getFutures()[i].getUsers().begin());
-    builder.setInsertionPoint(wait);
-    currentLoc = wait.getLoc();
-    Value ctx = context(wait);
-    func::FuncOp waitFn = declare("dtensor_rt_wait",
-                                  {ctx.getType(), builder.getI64Type()}, {});
-    func::CallOp::create(builder, loc(), waitFn, ValueRange{ctx, handle});
-    wait.getResult().replaceAllUsesWith(asTensor(*out, type));
-    wait.erase();
-    currentLoc = op->getLoc();
+    Value future = start.getFutures()[i];
+    future.replaceAllUsesWith(
+        UnrealizedConversionCastOp::create(builder, loc(), future.getType(),
+                                           ValueRange{handle, *out})
+            .getResult(0));
   }
   start.erase();
+  return success();
+}
+
+void RuntimeLowering::lowerWait(WaitOp wait) {
+  builder.setInsertionPoint(wait);
+  currentLoc = wait.getLoc();
+  auto type = cast<RankedTensorType>(wait.getResult().getType());
+  auto parts = UnrealizedConversionCastOp::create(
+      builder, loc(), TypeRange{builder.getI64Type(), getBufferType(type)},
+      wait.getFuture());
+  Value ctx = context(wait);
+  func::FuncOp waitFn =
+      declare(kRuntimeWait, {ctx.getType(), builder.getI64Type()}, {});
+  func::CallOp::create(builder, loc(), waitFn,
+                       ValueRange{ctx, parts.getResult(0)});
+  wait.getResult().replaceAllUsesWith(asTensor(parts.getResult(1), type));
+  wait.erase();
+}
+
+LogicalResult RuntimeLowering::lowerCarriedFutures(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  auto carries = [](Operation *op) {
+    return llvm::any_of(op->getOperandTypes(), llvm::IsaPred<FutureType>) ||
+           llvm::any_of(op->getResultTypes(), llvm::IsaPred<FutureType>);
+  };
+  bool carried = false;
+  func.walk([&](Operation *op) {
+    if (!isa<UnrealizedConversionCastOp>(op) && carries(op))
+      carried = true;
+  });
+  if (carried) {
+    TypeConverter converter;
+    converter.addConversion([](Type type) { return type; });
+    converter.addConversion(
+        [&](FutureType type, SmallVectorImpl<Type> &results) {
+          results.push_back(IntegerType::get(ctx, 64));
+          results.push_back(
+              getBufferType(cast<RankedTensorType>(type.getValueType())));
+          return success();
+        });
+    ConversionTarget target(*ctx);
+    RewritePatternSet patterns(ctx);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    // The bridging casts stay (reconciled below) rather than materialized.
+    ConversionConfig config;
+    config.buildMaterializations = false;
+    if (failed(applyPartialConversion(func, target, std::move(patterns),
+                                      config)))
+      return func.emitError("cannot lower the futures that structured "
+                            "control flow carries");
+  }
+  SmallVector<UnrealizedConversionCastOp> casts, remaining;
+  func.walk([&](UnrealizedConversionCastOp op) { casts.push_back(op); });
+  reconcileUnrealizedCasts(casts, &remaining);
+  for (UnrealizedConversionCastOp op : remaining)
+    return op.emitError("a dtensor.async_start future is used by an op that "
+                        "neither waits for it nor hands it on");
   return success();
 }
 
@@ -545,6 +612,12 @@ LogicalResult RuntimeLowering::run() {
     for (AsyncStartOp op : starts)
       if (failed(lowerAsync(op)))
         return failure();
+    SmallVector<WaitOp> waits;
+    func.walk([&](WaitOp op) { waits.push_back(op); });
+    for (WaitOp op : waits)
+      lowerWait(op);
+    if (failed(lowerCarriedFutures(func)))
+      return failure();
     SmallVector<Operation *> collectives;
     func.walk([&](CollectiveOpInterface op) { collectives.push_back(op); });
     for (Operation *op : collectives)

@@ -948,6 +948,91 @@ func.func private @private_helper(%x: tensor<4xf32> {dtensor.layout = #dtensor.l
   return %x : tensor<4xf32>
 }
 
+// -----
+
+// Futures carried by structured control flow become a (handle, output
+// buffer) pair: the start before the loop, the wait in the body, a new
+// start yielded to the next iteration, the last wait after the loop; the
+// same through scf.while and scf.if.
+
+dtensor.mesh @tp shape = [4]
+
+// CHECK-LABEL: func.func @carried_for(
+// CHECK:         %[[OUT0:.*]] = memref.alloc() : memref<16xf32>
+// CHECK:         %[[H0:.*]] = call @dtensor_rt_start_all_gather_f32(
+// CHECK:         %[[R:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %{{.*}}, %[[H:.*]] = %[[H0]], %[[B:.*]] = %[[OUT0]]) -> (tensor<16xf32>, i64, memref<16xf32>) {
+// CHECK:           func.call @dtensor_rt_wait(%{{.*}}, %[[H]])
+// CHECK:           %[[G:.*]] = bufferization.to_tensor %[[B]] restrict writable
+// CHECK:           %[[OUT:.*]] = memref.alloc() : memref<16xf32>
+// CHECK:           %[[HN:.*]] = func.call @dtensor_rt_start_all_gather_f32(
+// CHECK:           scf.yield %{{.*}}, %[[HN]], %[[OUT]] : tensor<16xf32>, i64, memref<16xf32>
+// CHECK:         call @dtensor_rt_wait(%{{.*}}, %[[R]]#1)
+// CHECK:         bufferization.to_tensor %[[R]]#2
+// CHECK-NOT:     unrealized_conversion_cast
+func.func @carried_for(%x: tensor<4xf32>, %n: index) -> (tensor<16xf32>, tensor<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f0 = dtensor.async_start {
+    %g = dtensor.all_gather %x on @tp axes = [0] gather_dim = 0 : tensor<4xf32> -> tensor<16xf32>
+    dtensor.yield %g : tensor<16xf32>
+  } : !dtensor.future<tensor<16xf32>>
+  %e = tensor.empty() : tensor<16xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %e, %f = %f0)
+      -> (tensor<16xf32>, !dtensor.future<tensor<16xf32>>) {
+    %g = dtensor.wait %f : !dtensor.future<tensor<16xf32>>
+    %fn = dtensor.async_start {
+      %g2 = dtensor.all_gather %x on @tp axes = [0] gather_dim = 0 : tensor<4xf32> -> tensor<16xf32>
+      dtensor.yield %g2 : tensor<16xf32>
+    } : !dtensor.future<tensor<16xf32>>
+    %s_e = tensor.empty() : tensor<16xf32>
+    %s = linalg.add ins(%a, %g : tensor<16xf32>, tensor<16xf32>) outs(%s_e : tensor<16xf32>) -> tensor<16xf32>
+    scf.yield %s, %fn : tensor<16xf32>, !dtensor.future<tensor<16xf32>>
+  }
+  %last = dtensor.wait %r#1 : !dtensor.future<tensor<16xf32>>
+  return %r#0, %last : tensor<16xf32>, tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @carried_while_if(
+// CHECK:         scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) : (i64, memref<4xf32>) -> (i64, memref<4xf32>) {
+// CHECK:           scf.condition(%{{.*}}) %{{.*}}, %{{.*}} : i64, memref<4xf32>
+// CHECK:         } do {
+// CHECK:           func.call @dtensor_rt_wait
+// CHECK:           scf.if %{{.*}} -> (i64, memref<4xf32>) {
+// CHECK:             func.call @dtensor_rt_start_all_reduce_f32(
+// CHECK:           } else {
+// CHECK:             func.call @dtensor_rt_start_all_reduce_f32(
+// CHECK:         call @dtensor_rt_wait
+// CHECK-NOT:     unrealized_conversion_cast
+func.func @carried_while_if(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  %f = dtensor.async_start {
+    %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
+    dtensor.yield %r : tensor<4xf32>
+  } : !dtensor.future<tensor<4xf32>>
+  %w = scf.while (%g = %f) : (!dtensor.future<tensor<4xf32>>)
+      -> !dtensor.future<tensor<4xf32>> {
+    scf.condition(%c) %g : !dtensor.future<tensor<4xf32>>
+  } do {
+  ^bb0(%h: !dtensor.future<tensor<4xf32>>):
+    %y = dtensor.wait %h : !dtensor.future<tensor<4xf32>>
+    %b = scf.if %c -> !dtensor.future<tensor<4xf32>> {
+      %t = dtensor.async_start {
+        %r = dtensor.all_reduce %y on @tp axes = [0] reduce = max : tensor<4xf32>
+        dtensor.yield %r : tensor<4xf32>
+      } : !dtensor.future<tensor<4xf32>>
+      scf.yield %t : !dtensor.future<tensor<4xf32>>
+    } else {
+      %t = dtensor.async_start {
+        %r = dtensor.all_reduce %y on @tp axes = [0] reduce = min : tensor<4xf32>
+        dtensor.yield %r : tensor<4xf32>
+      } : !dtensor.future<tensor<4xf32>>
+      scf.yield %t : !dtensor.future<tensor<4xf32>>
+    }
+    scf.yield %b : !dtensor.future<tensor<4xf32>>
+  }
+  %z = dtensor.wait %w : !dtensor.future<tensor<4xf32>>
+  return %z : tensor<4xf32>
+}
+
 //--- errors.mlir
 
 func.func @routed_complex(%x: tensor<4x2xcomplex<f32>>, %ids: tensor<4x1xi64>, %w: tensor<2x2x3xcomplex<f32>>) -> tensor<4x1x3xcomplex<f32>> {

@@ -38,6 +38,11 @@ static cl::opt<bool>
               cl::desc("compile the unsharded reference program (placements "
                        "stripped) instead of the per-rank program"));
 static cl::opt<bool>
+    perRank("per-rank",
+            cl::desc("the input is already the per-rank program (with "
+                     "dtensor.layout on the entry's arguments and results): "
+                     "compile it from the per-rank stage on"));
+static cl::opt<bool>
     fuse("fuse", cl::desc("fuse all_gather + matmul and matmul + "
                           "reduce_scatter (every legal candidate)"));
 static cl::opt<std::string>
@@ -79,6 +84,10 @@ int main(int argc, char **argv) {
   ArtifactOptions options;
   options.entry = entry;
   options.unsharded = unsharded;
+  options.perRank = perRank;
+  if (perRank && unsharded)
+    return fail("--per-rank and --unsharded exclude each other: the "
+                "reference is compiled from the global-view program");
   options.pipeline.target = target;
   options.pipeline.fuse.enabled = options.pipeline.fuse.force = fuse;
   if (overlap != "none") {

@@ -48,6 +48,10 @@ struct ArtifactOptions {
   std::string entry;
   /// Compile the unsharded reference program (placements stripped).
   bool unsharded = false;
+  /// The input is already a per-rank program (dtensor-opt --dtensor-spmd's
+  /// output, or written by hand, with `dtensor.layout` on the entry's
+  /// arguments and results): compile it from the per-rank stage on.
+  bool perRank = false;
   /// Target, fusion and scheduling of the lowering.
   PipelineOptions pipeline;
   Emit emit = Emit::SharedLibrary;

@@ -33,6 +33,7 @@ void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
   addBufferizationPasses(pm);
   // Function by function, on the context's thread pool.
   OpPassManager &perFunction = pm.nest<func::FuncOp>();
+  perFunction.addPass(createReuseCollectiveBuffersPass());
   perFunction.addPass(createConvertLinalgToLoopsPass());
   // bf16 and f16 arithmetic in f32, rounded back after each op (what the
   // runtime's collectives do for these types too).

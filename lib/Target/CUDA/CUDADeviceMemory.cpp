@@ -9,7 +9,7 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
-#include "Views.h"
+#include "dtensor/Transforms/Buffers.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -48,7 +48,7 @@ static SmallVector<Value> aliasesOf(Value root) {
       continue;
     aliases.push_back(value);
     for (Operation *user : value.getUsers())
-      if (cuda::getViewedBuffer(user) == value)
+      if (getViewedBuffer(user) == value)
         work.push_back(user->getResult(0));
   }
   return aliases;
@@ -58,7 +58,8 @@ static SmallVector<Value> aliasesOf(Value root) {
 /// or null if the buffer escapes (returned, yielded, stored, passed to a
 /// call other than a runtime call) and must not be freed here. A buffer
 /// given to an asynchronous collective (dtensor_rt_start_*) lives until the
-/// dtensor_rt_wait of its handle.
+/// dtensor_rt_wait of its handle, and is not freed here when the handle goes
+/// elsewhere.
 static Operation *lastUse(Operation *alloc) {
   Block *block = alloc->getBlock();
   Operation *last = alloc;
@@ -80,8 +81,11 @@ static Operation *lastUse(Operation *alloc) {
         if (!callee.starts_with("dtensor_rt_"))
           return nullptr;
         if (callee.starts_with("dtensor_rt_start_")) {
+          // A handle carried on by a loop (a future waited in the next
+          // iteration) or passed to a call is waited out of sight: keep
+          // the buffer.
           for (Operation *wait : call.getResult(0).getUsers())
-            if (!extend(wait))
+            if (!isRuntimeWait(wait) || !extend(wait))
               return nullptr;
         }
       }

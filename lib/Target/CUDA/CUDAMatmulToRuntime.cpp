@@ -10,7 +10,7 @@
 #include "dtensor/Target/CUDA/Passes.h"
 
 #include "RuntimeCalls.h"
-#include "Views.h"
+#include "dtensor/Transforms/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -156,17 +156,6 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
   return mapping;
 }
 
-/// The buffer `value` is a view of (through views and casts).
-static Value rootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    Value source = cuda::getViewedBuffer(def);
-    if (!source)
-      break;
-    value = source;
-  }
-  return value;
-}
-
 /// Every value that is `root` or a view of it.
 static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
   llvm::SmallPtrSet<Value, 8> aliases;
@@ -176,7 +165,7 @@ static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
     if (!aliases.insert(value).second)
       continue;
     for (Operation *user : value.getUsers())
-      if (cuda::getViewedBuffer(user) == value)
+      if (getViewedBuffer(user) == value)
         work.push_back(user->getResult(0));
   }
   return aliases;
@@ -185,7 +174,7 @@ static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
 /// The zero fill of exactly `output` that `op` may absorb: in the same
 /// block, and no op between them uses `output` or any alias of it.
 static linalg::FillOp findZeroFill(linalg::LinalgOp op, Value output) {
-  llvm::SmallPtrSet<Value, 8> aliases = aliasesOf(rootBuffer(output));
+  llvm::SmallPtrSet<Value, 8> aliases = aliasesOf(getRootBuffer(output));
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     auto fill = dyn_cast<linalg::FillOp>(prev);
     if (fill && fill.getOutputs().front() == output) {

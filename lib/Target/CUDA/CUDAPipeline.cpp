@@ -89,8 +89,9 @@ void mlir::dtensor::buildCUDALoweringPipeline(
   pm.addNestedPass<func::FuncOp>(createCUDAFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
 
-  // 3. Buffers (as on the CPU target).
+  // 3. Buffers (as on the CPU target), collectives in place where they may.
   addBufferizationPasses(pm);
+  pm.addNestedPass<func::FuncOp>(createReuseCollectiveBuffersPass());
 
   // 4. Matmuls -> cuBLASLt through the runtime, zero fills folded in.
   //    Before any canonicalization could move the fill away.

@@ -1477,7 +1477,7 @@ dtensor.mesh @tp shape = [4]
 
 // ASYNC4: the future is never waited on.
 func.func @async4_unused(%x: tensor<4xf32>) {
-  // expected-error @+1 {{ASYNC4] future #0 must be used by exactly one dtensor.wait}}
+  // expected-error @+1 {{ASYNC4] future #0 must be waited exactly once on every path: it is never waited}}
   %f = dtensor.async_start {
     %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
     dtensor.yield %r : tensor<4xf32>
@@ -1491,7 +1491,7 @@ dtensor.mesh @tp shape = [4]
 
 // ASYNC4: the future is waited on twice.
 func.func @async4_twice(%x: tensor<4xf32>) {
-  // expected-error @+1 {{ASYNC4] future #0 must be used by exactly one dtensor.wait}}
+  // expected-error @+1 {{ASYNC4] future #0 must be waited exactly once on every path: it has more than one use}}
   %f = dtensor.async_start {
     %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
     dtensor.yield %r : tensor<4xf32>
@@ -1507,7 +1507,7 @@ dtensor.mesh @tp shape = [4]
 
 // ASYNC4: the second future escapes instead of being waited on.
 func.func @async4_escape(%x: tensor<4xf32>, %y: tensor<8xf32>) -> !dtensor.future<tensor<8xf32>> {
-  // expected-error @+1 {{ASYNC4] future #1 must be used by exactly one dtensor.wait}}
+  // expected-error @+1 {{ASYNC4] future #1 must be waited exactly once on every path: 'func.return' neither waits for it nor hands it on (scf.for, scf.while, scf.if yields)}}
   %f:2 = dtensor.async_start {
     %r:2 = dtensor.all_reduce_coalesced %x, %y on @tp axes = [0] reduce = sum : tensor<4xf32>, tensor<8xf32>
     dtensor.yield %r#0, %r#1 : tensor<4xf32>, tensor<8xf32>
@@ -1520,9 +1520,117 @@ func.func @async4_escape(%x: tensor<4xf32>, %y: tensor<8xf32>) -> !dtensor.futur
 
 // WAIT1: the future is a block argument, not an async_start result.
 func.func @wait1(%f: !dtensor.future<tensor<4xf32>>) -> tensor<4xf32> {
-  // expected-error @+1 {{WAIT1] the future must be a result of dtensor.async_start}}
+  // expected-error @+1 {{WAIT1] the future must be a result of dtensor.async_start, directly or through scf.for, scf.while or scf.if}}
   %y = dtensor.wait %f : !dtensor.future<tensor<4xf32>>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// WAIT1: a loop hands on a function argument's future (through its init).
+func.func @wait1_loop(%f: !dtensor.future<tensor<4xf32>>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%g = %f)
+      -> !dtensor.future<tensor<4xf32>> {
+    scf.yield %g : !dtensor.future<tensor<4xf32>>
+  }
+  // expected-error @+1 {{WAIT1] the future must be a result of dtensor.async_start, directly or through scf.for, scf.while or scf.if}}
+  %y = dtensor.wait %r : !dtensor.future<tensor<4xf32>>
+  return
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// ASYNC4: a future waited inside a loop body it was not handed into: every
+// iteration would wait it.
+func.func @async4_nested_use(%x: tensor<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{ASYNC4] future #0 must be waited exactly once on every path: it is used in a nested region (hand it into a loop as an init operand)}}
+  %f = dtensor.async_start {
+    %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
+    dtensor.yield %r : tensor<4xf32>
+  } : !dtensor.future<tensor<4xf32>>
+  scf.for %i = %c0 to %n step %c1 {
+    %y = dtensor.wait %f : !dtensor.future<tensor<4xf32>>
+  }
+  return
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// ASYNC4: the loop-carried future is waited in the body but not replaced by
+// a new one: the next iteration would wait it again.
+func.func @async4_loop_twice(%x: tensor<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{ASYNC4] future #0 must be waited exactly once on every path: it has more than one use}}
+  %f = dtensor.async_start {
+    %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
+    dtensor.yield %r : tensor<4xf32>
+  } : !dtensor.future<tensor<4xf32>>
+  // expected-note @+1 {{where it is handed on to}}
+  %l = scf.for %i = %c0 to %n step %c1 iter_args(%g = %f)
+      -> !dtensor.future<tensor<4xf32>> {
+    %y = dtensor.wait %g : !dtensor.future<tensor<4xf32>>
+    scf.yield %g : !dtensor.future<tensor<4xf32>>
+  }
+  %z = dtensor.wait %l : !dtensor.future<tensor<4xf32>>
+  return
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// ASYNC4: the loop's last future is never waited after the loop.
+func.func @async4_loop_result(%x: tensor<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{ASYNC4] future #0 must be waited exactly once on every path: it is never waited}}
+  %f = dtensor.async_start {
+    %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
+    dtensor.yield %r : tensor<4xf32>
+  } : !dtensor.future<tensor<4xf32>>
+  // expected-note @+1 {{where it is handed on to}}
+  %l = scf.for %i = %c0 to %n step %c1 iter_args(%g = %f)
+      -> !dtensor.future<tensor<4xf32>> {
+    scf.yield %g : !dtensor.future<tensor<4xf32>>
+  }
+  return
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// ASYNC4: an scf.while's condition hands the future on to the after
+// region, which drops it (and so every future its yield brings back).
+func.func @async4_while(%x: tensor<4xf32>, %c: i1) {
+  // expected-error @+1 {{ASYNC4] future #0 must be waited exactly once on every path: it is never waited}}
+  %f = dtensor.async_start {
+    %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
+    dtensor.yield %r : tensor<4xf32>
+  } : !dtensor.future<tensor<4xf32>>
+  %l = scf.while (%g = %f) : (!dtensor.future<tensor<4xf32>>)
+      -> !dtensor.future<tensor<4xf32>> {
+    scf.condition(%c) %g : !dtensor.future<tensor<4xf32>>
+  } do {
+  // expected-note @+1 {{where it is handed on to}}
+  ^bb0(%h: !dtensor.future<tensor<4xf32>>):
+    %g2 = dtensor.async_start {
+      %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
+      dtensor.yield %r : tensor<4xf32>
+    } : !dtensor.future<tensor<4xf32>>
+    scf.yield %g2 : !dtensor.future<tensor<4xf32>>
+  }
+  %z = dtensor.wait %l : !dtensor.future<tensor<4xf32>>
+  return
 }
 
 // -----

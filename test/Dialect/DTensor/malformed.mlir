@@ -663,7 +663,7 @@ func.func @fused_scatter_dim(%a: tensor<2x8x4xf32>, %b: tensor<4x32xf32>) {
 
 // Wait without start: the future is a block argument.
 func.func @wait_block_arg(%f: !dtensor.future<tensor<4xf32>>) -> tensor<4xf32> {
-  // expected-error @+1 {{WAIT1] the future must be a result of dtensor.async_start}}
+  // expected-error @+1 {{WAIT1] the future must be a result of dtensor.async_start, directly or through scf.for, scf.while or scf.if}}
   %y = dtensor.wait %f : !dtensor.future<tensor<4xf32>>
   return %y : tensor<4xf32>
 }
@@ -674,7 +674,7 @@ func.func @wait_block_arg(%f: !dtensor.future<tensor<4xf32>>) -> tensor<4xf32> {
 func.func private @get() -> !dtensor.future<tensor<4xf32>>
 func.func @wait_call() -> tensor<4xf32> {
   %f = call @get() : () -> !dtensor.future<tensor<4xf32>>
-  // expected-error @+1 {{WAIT1] the future must be a result of dtensor.async_start}}
+  // expected-error @+1 {{WAIT1] the future must be a result of dtensor.async_start, directly or through scf.for, scf.while or scf.if}}
   %y = dtensor.wait %f : !dtensor.future<tensor<4xf32>>
   return %y : tensor<4xf32>
 }

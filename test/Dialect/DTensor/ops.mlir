@@ -570,3 +570,61 @@ module attributes {dtensor.target = #dtensor.target<cpu, "h200">} {}
 
 // CHECK: module attributes {dtensor.target = #dtensor.target<cuda, "h100", chip = "sm_90", hardware_file = "hw.json", cost_table = "costs.json">}
 module attributes {dtensor.target = #dtensor.target<cuda, "h100", cost_table = "costs.json", chip = "sm_90", hardware_file = "hw.json">} {}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// Loop-carried futures (ASYNC4): started before the loop and in each
+// iteration, waited in the next one and after the loop; through scf.while
+// and scf.if too.
+// CHECK-LABEL: func.func @carried_futures
+func.func @carried_futures(%x: tensor<4xf32>, %n: index, %c: i1) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = dtensor.async_start {
+    %r = dtensor.all_reduce %x on @tp axes = [0] reduce = sum : tensor<4xf32>
+    dtensor.yield %r : tensor<4xf32>
+  } : !dtensor.future<tensor<4xf32>>
+  // CHECK: scf.for {{.*}} -> (tensor<4xf32>, !dtensor.future<tensor<4xf32>>)
+  %l:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x, %g = %f)
+      -> (tensor<4xf32>, !dtensor.future<tensor<4xf32>>) {
+    // CHECK: dtensor.wait
+    %y = dtensor.wait %g : !dtensor.future<tensor<4xf32>>
+    %g2 = dtensor.async_start {
+      %r = dtensor.all_reduce %y on @tp axes = [0] reduce = sum : tensor<4xf32>
+      dtensor.yield %r : tensor<4xf32>
+    } : !dtensor.future<tensor<4xf32>>
+    scf.yield %y, %g2 : tensor<4xf32>, !dtensor.future<tensor<4xf32>>
+  }
+  // CHECK: scf.while
+  %w = scf.while (%g = %l#1) : (!dtensor.future<tensor<4xf32>>)
+      -> !dtensor.future<tensor<4xf32>> {
+    scf.condition(%c) %g : !dtensor.future<tensor<4xf32>>
+  } do {
+  ^bb0(%h: !dtensor.future<tensor<4xf32>>):
+    %y = dtensor.wait %h : !dtensor.future<tensor<4xf32>>
+    %h2 = dtensor.async_start {
+      %r = dtensor.all_reduce %y on @tp axes = [0] reduce = sum : tensor<4xf32>
+      dtensor.yield %r : tensor<4xf32>
+    } : !dtensor.future<tensor<4xf32>>
+    scf.yield %h2 : !dtensor.future<tensor<4xf32>>
+  }
+  %z = dtensor.wait %w : !dtensor.future<tensor<4xf32>>
+  // CHECK: scf.if
+  %b = scf.if %c -> !dtensor.future<tensor<4xf32>> {
+    %t = dtensor.async_start {
+      %r = dtensor.all_reduce %z on @tp axes = [0] reduce = max : tensor<4xf32>
+      dtensor.yield %r : tensor<4xf32>
+    } : !dtensor.future<tensor<4xf32>>
+    scf.yield %t : !dtensor.future<tensor<4xf32>>
+  } else {
+    %e = dtensor.async_start {
+      %r = dtensor.all_reduce %z on @tp axes = [0] reduce = min : tensor<4xf32>
+      dtensor.yield %r : tensor<4xf32>
+    } : !dtensor.future<tensor<4xf32>>
+    scf.yield %e : !dtensor.future<tensor<4xf32>>
+  }
+  %v = dtensor.wait %b : !dtensor.future<tensor<4xf32>>
+  return %v : tensor<4xf32>
+}

@@ -129,3 +129,31 @@ func.func @transposed_view_alive(%x: memref<2x4x8xf32>, %b: memref<*xf32>, %c: m
   call @dtensor_rt_matmul_f32(%v, %b, %c, %c1) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
   return
 }
+
+// -----
+
+// A handle carried to the next iteration of a loop is waited there: the
+// buffers of its collective are not freed in the body.
+// CHECK-LABEL: func.func @carried_handle(
+// CHECK:         scf.for
+// CHECK:           call @dtensor_rt_start_all_reduce_f32(
+// CHECK-NOT:       gpu.dealloc
+// CHECK:           scf.yield
+func.func private @dtensor_rt_start_all_reduce_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+func.func private @dtensor_rt_wait(i64)
+func.func @carried_handle(%x: memref<8xf32>, %h0: i64, %n: index) -> i64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0 : i64
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%h = %h0) -> i64 {
+    func.call @dtensor_rt_wait(%h) : (i64) -> ()
+    %in = memref.alloc() : memref<8xf32>
+    memref.copy %x, %in : memref<8xf32> to memref<8xf32>
+    %out = memref.alloc() : memref<8xf32>
+    %u = memref.cast %in : memref<8xf32> to memref<*xf32>
+    %o = memref.cast %out : memref<8xf32> to memref<*xf32>
+    %h2 = func.call @dtensor_rt_start_all_reduce_f32(%u, %o, %z, %z, %z) : (memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+    scf.yield %h2 : i64
+  }
+  return %r : i64
+}

@@ -266,7 +266,9 @@ public:
                                          ReduceOp reduce, CommGroup &group,
                                          const char *op) override {
     return start(op, "MPI_Iallreduce", [&](MPI_Request *request) {
-      return MPI_Iallreduce(send, recv, mpiCount(count, op), mpiType(type),
+      // In place (CommBackend.h): MPI spells it MPI_IN_PLACE.
+      return MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv,
+                            mpiCount(count, op), mpiType(type),
                             mpiOp(type, reduce), commOf(group), request);
     });
   }

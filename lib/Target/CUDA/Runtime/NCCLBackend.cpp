@@ -247,6 +247,7 @@ public:
                                          size_t count, ElemType type,
                                          ReduceOp reduce, CommGroup &group,
                                          const char *op) override {
+    // In place (send == recv, CommBackend.h) is NCCL's own in-place form.
     return issue(group, op, "ncclAllReduce", [&](NCCLGroup &g) {
       return ncclAllReduce(send, recv, count, ncclType(type), ncclOp(reduce),
                            g.comm, g.stream);
