@@ -26,7 +26,6 @@ outputs against eager (max |a-b| / max |b|).
 import argparse
 import ctypes
 import json
-import math
 import os
 import re
 import sys
@@ -112,17 +111,13 @@ def as_tensor(desc, shape, dtype):
     class View:
         pass
     v = View()
-    n = math.prod(shape)
+    wide = dtype == torch.float32
     v.__cuda_array_interface__ = {
-        "shape": tuple(shape), "typestr": "<i2" if dtype != torch.float32 else "<f4",
-        "data": (desc.aligned + desc.offset * 2, False), "version": 2}
+        "shape": tuple(shape), "typestr": "<f4" if wide else "<i2",
+        "data": (desc.aligned + desc.offset * (4 if wide else 2), False),
+        "version": 2}
     t = torch.as_tensor(v, device="cuda")
     return t.view(dtype) if dtype != torch.float32 else t
-
-
-def trace(message):
-    if os.environ.get("GPU_RANK_TRACE"):
-        print("gpu_rank:", message, file=sys.stderr, flush=True)
 
 
 # --- timing -------------------------------------------------------------------
@@ -333,11 +328,8 @@ def main():
                 return worst
 
             # numerics (first call), then timing
-            trace(f"{name}: first call")
             call()
             torch.cuda.synchronize()
-            trace(f"{name}: first call done; results at " +
-                  ", ".join(hex(d.allocated or 0) for d in call.outputs()))
             err = errors(call.outputs())
             call.free()
             torch.cuda.synchronize()

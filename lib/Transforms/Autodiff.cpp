@@ -27,9 +27,7 @@ namespace mlir::dtensor {
 using namespace mlir;
 using namespace mlir::dtensor;
 
-/// Attribute names the pass writes.
-static constexpr StringLiteral kCotangentAttr = "dtensor.cotangent";
-static constexpr StringLiteral kGradOfAttr = "dtensor.grad_of";
+/// Attribute names the pass writes besides Passes.h's.
 static constexpr StringLiteral kRequiresGradAttr = "dtensor.requires_grad";
 /// Marks an op whose forward the backward recomputes, and the recomputed
 /// copy.
@@ -1150,7 +1148,7 @@ LogicalResult FunctionDifferentiator::run() {
       return func.emitError("autodiff: dynamic shapes are not supported"),
              failure();
     NamedAttrList attrs;
-    attrs.set(kCotangentAttr, builder.getI64IntegerAttr(i));
+    attrs.set(kCotangentAttrName, builder.getI64IntegerAttr(i));
     LayoutAttr layout =
         func.getResultAttrOfType<LayoutAttr>(i, kLayoutAttrName);
     if (!layout)
@@ -1231,7 +1229,7 @@ LogicalResult FunctionDifferentiator::run() {
     results.push_back(grad);
     resultTypes.push_back(argType);
     NamedAttrList attrs;
-    attrs.set(kGradOfAttr, builder.getI64IntegerAttr(i));
+    attrs.set(kGradOfAttrName, builder.getI64IntegerAttr(i));
     if (LayoutAttr layout = getGradLayout(getArgumentLayout(arg));
         layout && requestArgumentLayouts)
       attrs.set(kLayoutAttrName, layout);

@@ -23,10 +23,6 @@ namespace mlir::dtensor {
 using namespace mlir;
 using namespace mlir::dtensor;
 
-/// Attribute names dtensor-autodiff writes.
-static constexpr StringLiteral kCotangentAttr = "dtensor.cotangent";
-static constexpr StringLiteral kGradOfAttr = "dtensor.grad_of";
-
 /// `w - lr * g`, elementwise.
 static Value createUpdate(OpBuilder &b, Location loc, Value w, Value g,
                           double learningRate) {
@@ -106,7 +102,7 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
     // The forward's arguments come first, the seeds after them.
     unsigned numArgs = 0;
     for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-      bool isSeed = static_cast<bool>(joint.getArgAttr(i, kCotangentAttr));
+      bool isSeed = static_cast<bool>(joint.getArgAttr(i, kCotangentAttrName));
       if (isSeed)
         continue;
       if (numArgs != i)
@@ -117,7 +113,7 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
     // Which argument each gradient result updates.
     SmallVector<std::pair<unsigned, unsigned>> updates; // (result, argument)
     for (unsigned r = numForward; r < type.getNumResults(); ++r) {
-      auto of = joint.getResultAttrOfType<IntegerAttr>(r, kGradOfAttr);
+      auto of = joint.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName);
       if (!of || of.getInt() < 0 || of.getInt() >= numArgs ||
           type.getInput(of.getInt()) != type.getResult(r))
         return joint.emitError("train steps: result ")

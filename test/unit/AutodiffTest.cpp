@@ -13,6 +13,8 @@
 #include "dtensor/Compiler/Session.h"
 #include "dtensor/Target/Target.h"
 
+#include "TestTargets.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <gtest/gtest.h>
@@ -23,13 +25,6 @@
 
 using namespace mlir;
 using namespace mlir::dtensor;
-
-#define DTENSOR_REQUIRE_CPU_TARGET()                                           \
-  do {                                                                         \
-    registerTargets();                                                         \
-    if (!lookupTargetBackend("cpu"))                                           \
-      GTEST_SKIP() << "built without the CPU target";                          \
-  } while (false)
 
 namespace {
 

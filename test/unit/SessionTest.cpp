@@ -4,6 +4,8 @@
 #include "dtensor/Compiler/Session.h"
 #include "dtensor/Target/Target.h"
 
+#include "TestTargets.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -11,15 +13,6 @@
 
 using namespace mlir;
 using namespace mlir::dtensor;
-
-/// Tests that JIT-compile programs need the CPU target's lowering, which a
-/// build with DTENSOR_ENABLE_CPU_TARGET=OFF does not have.
-#define DTENSOR_REQUIRE_CPU_TARGET()                                           \
-  do {                                                                         \
-    registerTargets();                                                         \
-    if (!lookupTargetBackend("cpu"))                                           \
-      GTEST_SKIP() << "built without the CPU target";                          \
-  } while (false)
 
 namespace {
 

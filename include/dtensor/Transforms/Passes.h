@@ -18,6 +18,13 @@
 
 namespace mlir::dtensor {
 
+/// Attributes dtensor-autodiff writes and dtensor-train-steps reads: on a
+/// joint function's argument, the index of the forward result it is the
+/// cotangent of; on a result, the index of the argument it is the gradient
+/// of (docs/autodiff.md).
+constexpr llvm::StringLiteral kCotangentAttrName = "dtensor.cotangent";
+constexpr llvm::StringLiteral kGradOfAttrName = "dtensor.grad_of";
+
 #define GEN_PASS_DECL
 #include "dtensor/Transforms/Passes.h.inc"
 
