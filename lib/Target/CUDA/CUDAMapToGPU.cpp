@@ -281,6 +281,25 @@ static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
   rewriter.eraseOp(op);
 }
 
+/// Replaces `loop` (without reductions) by a nest of scf.for loops over the
+/// same bounds, running its body in order.
+static LogicalResult parallelToFor(RewriterBase &rewriter,
+                                   scf::ParallelOp loop) {
+  if (loop.getNumReductions() != 0)
+    return failure();
+  rewriter.setInsertionPoint(loop);
+  scf::LoopNest nest =
+      scf::buildLoopNest(rewriter, loop.getLoc(), loop.getLowerBound(),
+                         loop.getUpperBound(), loop.getStep());
+  SmallVector<Value> ivs = llvm::map_to_vector(
+      nest.loops, [](scf::ForOp f) { return f.getInductionVar(); });
+  Block *inner = nest.loops.back().getBody();
+  rewriter.eraseOp(loop.getBody()->getTerminator());
+  rewriter.inlineBlockBefore(loop.getBody(), inner->getTerminator(), ivs);
+  rewriter.eraseOp(loop);
+  return success();
+}
+
 /// The lanes of a warp: a row reduction is spread over one warp.
 constexpr int64_t kWarp = 32;
 
@@ -643,14 +662,25 @@ struct CUDAMapToGPUPass
       }
       auto [blocks, threads] =
           scf::tileParallelLoop(loop, {blockSize}, /*noMinMaxBounds=*/true);
-      // Everything nested inside a thread runs sequentially.
-      threads.walk([&](scf::ParallelOp nested) {
-        if (nested == threads)
-          return;
-        SmallVector<gpu::ParallelLoopDimMappingAttr> seq(
-            nested.getNumLoops(), mapping(gpu::Processor::Sequential));
-        (void)gpu::setMappingAttr(nested, seq);
+      // Everything nested inside a thread runs sequentially: nested parallel
+      // loops become scf.for nests (innermost first). Marking them
+      // `sequential` instead is not enough: convert-parallel-loops-to-gpu
+      // takes a sequential parallel loop only directly in the mapped body,
+      // and silently leaves the whole nest on the host when one sits under
+      // an scf.for (the reduction loop of a [parallel, reduction, parallel]
+      // generic).
+      SmallVector<scf::ParallelOp> nested;
+      threads.walk([&](scf::ParallelOp op) {
+        if (op != threads)
+          nested.push_back(op);
       });
+      for (scf::ParallelOp op : nested) {
+        if (failed(parallelToFor(rewriter, op))) {
+          op.emitOpError("cannot run this nested parallel loop sequentially "
+                         "inside a GPU thread");
+          return signalPassFailure();
+        }
+      }
       if (failed(gpu::setMappingAttr(blocks,
                                      {mapping(gpu::Processor::BlockX)})) ||
           failed(gpu::setMappingAttr(threads,

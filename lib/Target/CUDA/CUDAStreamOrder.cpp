@@ -9,6 +9,10 @@
 // gpu-to-llvm lowers to mgpuStreamCreate() -- the CUDA runtime's
 // mgpuStreamCreate returns the persistent stream of the rank.
 //
+// As the first pass over host code after the conversion to kernels, it also
+// refuses what would run on the host against device memory: a parallel loop
+// that the conversion left behind.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Target/CUDA/Passes.h"
@@ -33,6 +37,13 @@ struct CUDAStreamOrderPass
     WalkResult result = func.walk([&](Operation *op) {
       if (isa<gpu::GPUModuleOp, gpu::LaunchOp>(op))
         return WalkResult::skip();
+      if (isa<scf::ParallelOp>(op)) {
+        op->emitOpError("a parallel loop is left on the host after the "
+                        "mapping to GPU kernels; on the CUDA target every "
+                        "buffer is device memory, so the host must not run "
+                        "it");
+        return WalkResult::interrupt();
+      }
       if (auto wait = dyn_cast<gpu::WaitOp>(op)) {
         if (!wait.getAsyncToken()) {
           wait.emitOpError("a blocking gpu.wait synchronises the host inside "

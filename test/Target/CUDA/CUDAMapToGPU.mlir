@@ -347,3 +347,41 @@ func.func @block_size(%y: memref<1000xbf16>) {
   linalg.fill ins(%one : bf16) outs(%y : memref<1000xbf16>)
   return
 }
+
+// -----
+
+// A reduction over a middle dim ([parallel, reduction, parallel]; the
+// backward of a contraction whose other operand folded to ones, as in the
+// FSDP + TP training step): the trailing parallel dim under the reduction
+// loop runs as an scf.for in the thread, so the whole nest becomes one
+// kernel (a nested scf.parallel under the scf.for was left on the host by
+// the conversion).
+// CHECK-LABEL: func.func @middle_reduction(
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK-NOT:         scf.parallel
+// CHECK:             scf.for
+// CHECK-NEXT:          scf.for
+// CHECK:                 arith.addf
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// LAUNCH-LABEL: func.func @middle_reduction(
+// LAUNCH-NOT:    scf.parallel
+// LAUNCH:        gpu.launch
+// LAUNCH:          scf.for
+// LAUNCH:            scf.for
+// LAUNCH:              memref.load
+// LAUNCH-NOT:    scf.parallel
+// LAUNCH:        return
+func.func @middle_reduction(%w: memref<32x16xf32>, %g: memref<8x32xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(i, k, j) -> (j, k)>,
+                       affine_map<(i, k, j) -> (i, j)>],
+      iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%w : memref<32x16xf32>) outs(%g : memref<8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}
