@@ -14,7 +14,10 @@ compiles them from gen_rank.py's programs) and the same weights:
             scaled_dot_product_attention time
   eager     PyTorch eager of the same per-rank computation
   compile   torch.compile of it
-Times are medians of CUDA-event timings of --iters calls after warm-ups, on
+Times are medians of CUDA-event timings of --iters calls after warm-ups,
+taken in --rounds rounds in which the variants (ours, graph, eager,
+compile) take turns, the median over rounds reported (drift of clocks over
+a run then moves every variant alike); on
 the program's own stream (wrapped by torch.cuda.ExternalStream, so PyTorch
 runs on it too). Also: host time per graph launch, peak device memory of the
 compiled program (stream-ordered pool high-water mark) and of eager
@@ -141,6 +144,19 @@ def median_ms(fn, iters, warmup=3, after=None):
     return xs[len(xs) // 2]
 
 
+def interleaved_ms(fns, rounds, iters):
+    """Median over `rounds` of each variant's median of `iters` timed calls,
+    the variants taking turns in every round: clock and power drift over a
+    run (5-10% on the lent H100s) then moves every variant alike instead of
+    favouring the one timed first. `fns` maps a name to (fn, after)."""
+    per = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, (fn, after) in fns.items():
+            per[name].append(median_ms(fn, iters, warmup=1, after=after))
+            torch.cuda.synchronize()
+    return {name: sorted(xs)[len(xs) // 2] for name, xs in per.items()}
+
+
 # --- the blocks in PyTorch ----------------------------------------------------
 
 def rmsnorm(x, g):
@@ -231,9 +247,11 @@ def copy_bandwidth():
     return 2 * src.numel() * 2 / (ms * 1e-3)
 
 
-def profile(call, path):
+def profile(call, path, free=None):
     """Kernels and copies of three calls (CUPTI sees the runtime's launches
-    too): a Chrome trace at `path`, and the GPU time per kernel name."""
+    too): a Chrome trace at `path`, and the GPU time per kernel name.
+    `free` (default call.free) runs after each call."""
+    free = free or call.free
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
     torch.cuda.synchronize()
@@ -241,7 +259,7 @@ def profile(call, path):
         for _ in range(3):
             call()
             torch.cuda.synchronize()
-            call.free()
+            free()
         torch.cuda.synchronize()
     prof.export_chrome_trace(path)
     events = [e for e in prof.key_averages() if e.device_time_total > 0]
@@ -257,7 +275,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--only", default="")
-    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--iters", type=int, default=20,
+                    help="timed calls per variant and round")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="rounds in which the variants take turns; each "
+                         "time is the median over rounds of the round's "
+                         "median")
     ap.add_argument("--json", default="")
     ap.add_argument("--no-compile", action="store_true",
                     help="skip torch.compile (faster)")
@@ -334,17 +357,15 @@ def main():
             call.free()
             torch.cuda.synchronize()
             runtime.dtensor_rt_cuda_peak_bytes(ctx, 1)
-            compiled = median_ms(call, a.iters, after=call.free)
+            median_ms(call, 3, after=call.free)
             torch.cuda.synchronize()
             peak = runtime.dtensor_rt_cuda_peak_bytes(ctx, 1) / 2**20
-            if a.trace:
-                profile(call, os.path.join(a.trace, name + ".trace.json"))
             # CUDA graph of the whole program
             runtime.dtensor_rt_graph_begin(ctx)
             call()
             graph = runtime.dtensor_rt_graph_end(ctx)
             launch = lambda: runtime.dtensor_rt_graph_launch(ctx, graph)
-            graph_ms = median_ms(launch, a.iters)
+            median_ms(launch, 3)
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             for _ in range(50):
@@ -352,20 +373,31 @@ def main():
             host_us = (time.perf_counter() - t0) / 50 * 1e6
             torch.cuda.synchronize()
             gerr = errors(call.outputs())
-            runtime.dtensor_rt_graph_destroy(ctx, graph)
-            torch.cuda.synchronize()
             # PyTorch
-            eager = median_ms(lambda: fn(*args), a.iters)
-            torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
             base = torch.cuda.memory_allocated()
             fn(*args)
             torch.cuda.synchronize()
             eager_peak = (torch.cuda.max_memory_allocated() - base) / 2**20
-            comp = float("nan")
+            variants = {"ours": (call, call.free), "graph": (launch, None),
+                        "eager": (lambda: fn(*args), None)}
             if not a.no_compile:
                 cfn = torch.compile(fn)
-                comp = median_ms(lambda: cfn(*args), a.iters, warmup=3)
+                median_ms(lambda: cfn(*args), 3)
+                variants["compile"] = (lambda: cfn(*args), None)
+            times = interleaved_ms(variants, a.rounds, a.iters)
+            compiled, graph_ms, eager = times["ours"], times["graph"], times["eager"]
+            comp = times.get("compile", float("nan"))
+            runtime.dtensor_rt_graph_destroy(ctx, graph)
+            torch.cuda.synchronize()
+            if a.trace:
+                print(f"  {name}: our kernels")
+                profile(call, os.path.join(a.trace, name + ".trace.json"))
+                if not a.no_compile:
+                    print(f"  {name}: torch.compile's kernels")
+                    profile(lambda: cfn(*args),
+                            os.path.join(a.trace, name + ".compile.trace.json"),
+                            free=lambda: None)
             # floor
             hh = HEADS // tp
             if block in ("attn", "layer"):
