@@ -5,11 +5,16 @@
 // 1-D grid of blocks x threads. Flattening first keeps every block full
 // whatever the shape (mapping a 2-D nest directly gives a block per row and
 // idle threads when rows are short); one thread per element or per output
-// row of a reduction.
+// row of a reduction. A reduction a warp can compute takes one warp per
+// row, and the elementwise op that consumes its rows right after it (an
+// RMSNorm's scaling, a softmax's division) runs in the same kernel: one
+// pass over memory instead of two.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Target/CUDA/Passes.h"
+
+#include "dtensor/Transforms/Buffers.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -21,7 +26,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
@@ -149,14 +156,10 @@ static std::optional<int64_t> vectorLanes(linalg::LinalgOp op,
   return lanes;
 }
 
-/// `op` as a parallel loop over chunks of `lanes` elements of its loop
-/// space, buffers viewed as 1-D: vector.load / vector.store aligned to the
-/// access size, the body applied to vectors.
-static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
-                      int64_t lanes) {
-  Location loc = op.getLoc();
-  SmallVector<int64_t> loops = op.getStaticLoopRanges();
-  rewriter.setInsertionPoint(op);
+/// `op`'s buffer operands viewed as 1-D (collapse_shape before the
+/// insertion point), its scalar operands as they are.
+static SmallVector<Value> flatOperands(IRRewriter &rewriter,
+                                       linalg::LinalgOp op) {
   SmallVector<Value> flat;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
@@ -167,20 +170,23 @@ static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
     ReassociationIndices all;
     for (int64_t d = 0; d < type.getRank(); ++d)
       all.push_back(d);
-    flat.push_back(memref::CollapseShapeOp::create(rewriter, loc,
+    flat.push_back(memref::CollapseShapeOp::create(rewriter, op.getLoc(),
                                                    operand.get(), {all}));
   }
-  int64_t total = 1;
-  for (int64_t size : loops)
-    total *= size;
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value count = arith::ConstantIndexOp::create(rewriter, loc, total / lanes);
-  auto loop = scf::ParallelOp::create(rewriter, loc, zero, count, one);
-  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
-  Value index = arith::MulIOp::create(
-      rewriter, loc, loop.getInductionVars()[0],
-      arith::ConstantIndexOp::create(rewriter, loc, lanes));
+  return flat;
+}
+
+/// The chunk of `lanes` elements of `op`'s loop space that starts at flat
+/// index `index`, at the insertion point: vector.load / vector.store of the
+/// 1-D views `flat` (flatOperands) aligned to the access size, the body
+/// applied to vectors. `given` may supply an input operand's value (a
+/// scalar, broadcast to the chunk) instead of a load.
+static void emitVectorChunk(
+    IRRewriter &rewriter, linalg::LinalgOp op, int64_t lanes,
+    ArrayRef<Value> flat, Value index,
+    function_ref<Value(OpOperand &)> given = nullptr) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
   auto vectorOf = [&](Type scalar) { return VectorType::get({lanes}, scalar); };
   auto alignment = [&](Type scalar) {
     return rewriter.getI64IntegerAttr(lanes *
@@ -195,6 +201,10 @@ static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
   for (OpOperand &operand : op->getOpOperands()) {
     BlockArgument arg = body->getArgument(operand.getOperandNumber());
     Value buffer = flat[operand.getOperandNumber()];
+    if (Value value = given ? given(operand) : Value()) {
+      mapping.map(arg, broadcast(value));
+      continue;
+    }
     if (!isa<MemRefType>(buffer.getType())) {
       mapping.map(arg, broadcast(buffer));
       continue;
@@ -278,6 +288,28 @@ static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
         /*nontemporal=*/false,
         alignment(cast<VectorType>(vector.getType()).getElementType()));
   }
+}
+
+/// `op` as a parallel loop over chunks of `lanes` elements of its loop
+/// space (emitVectorChunk).
+static void vectorize(IRRewriter &rewriter, linalg::LinalgOp op,
+                      int64_t lanes) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> flat = flatOperands(rewriter, op);
+  int64_t total = 1;
+  for (int64_t size : loops)
+    total *= size;
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value count = arith::ConstantIndexOp::create(rewriter, loc, total / lanes);
+  auto loop = scf::ParallelOp::create(rewriter, loc, zero, count, one);
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  Value index = arith::MulIOp::create(
+      rewriter, loc, loop.getInductionVars()[0],
+      arith::ConstantIndexOp::create(rewriter, loc, lanes));
+  emitVectorChunk(rewriter, op, lanes, flat, index);
   rewriter.eraseOp(op);
 }
 
@@ -426,15 +458,86 @@ static int64_t reductionLanes(linalg::LinalgOp op, int64_t vectorBytes) {
   return lanes;
 }
 
+/// The elementwise op that can run in `op`'s kernel, each warp applying it
+/// to its row right after reducing the row (RMSNorm's scaling after its sum
+/// of squares): the next op after `op` that touches memory (only
+/// allocations, views and constants in between), parallel over exactly
+/// `op`'s loops (the rows, then `op`'s one reduced dim), vectorizable
+/// (`lanes` elements per chunk, a chunk within a row), reading `op`'s result
+/// by row (taken from registers) and writing no buffer that a warp of
+/// another row reads: its outputs are not `op`'s result nor any buffer
+/// either op reads other than element by element.
+static linalg::LinalgOp rowConsumer(linalg::LinalgOp op, int64_t vectorBytes,
+                                    int64_t &lanes) {
+  if (op.getNumReductionLoops() != 1)
+    return nullptr;
+  Operation *next = op->getNextNode();
+  while (next && (isa<gpu::AllocOp, memref::CastOp>(next) ||
+                  isa<ViewLikeOpInterface>(next) ||
+                  next->hasTrait<OpTrait::ConstantLike>()))
+    next = next->getNextNode();
+  auto consumer = dyn_cast_or_null<linalg::LinalgOp>(next);
+  if (!consumer || !consumer.hasPureBufferSemantics() ||
+      consumer.getNumLoops() != op.getNumLoops() ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops())
+    return nullptr;
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  if (consumer.getStaticLoopRanges() != loops)
+    return nullptr;
+  std::optional<int64_t> chunk = vectorLanes(consumer, vectorBytes);
+  if (!chunk || loops.back() % *chunk)
+    return nullptr;
+  Value result = op.getDpsInitOperand(0)->get();
+  Value resultRoot = getRootBuffer(result);
+  bool readsResult = false;
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    if (getRootBuffer(input->get()) != resultRoot)
+      continue;
+    std::optional<Access> access =
+        classify(consumer.getMatchingIndexingMap(input), loops);
+    if (input->get() != result || !access ||
+        access->kind != Access::Leading || access->divisor != loops.back())
+      return nullptr;
+    readsResult = true;
+  }
+  if (!readsResult)
+    return nullptr;
+  for (OpOperand &output : consumer.getDpsInitsMutable()) {
+    Value root = getRootBuffer(output.get());
+    if (root == resultRoot)
+      return nullptr;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (getRootBuffer(input->get()) == root &&
+          !op.getMatchingIndexingMap(input).isIdentity())
+        return nullptr;
+    for (OpOperand *input : consumer.getDpsInputOperands())
+      if (getRootBuffer(input->get()) == root &&
+          classify(consumer.getMatchingIndexingMap(input), loops)->kind !=
+              Access::Full)
+        return nullptr;
+  }
+  lanes = *chunk;
+  return consumer;
+}
+
 /// `op` as a flat parallel loop over rows x 32 lanes: lane l of a row folds
 /// the row's elements l, l + 32, ... (consecutive lanes read consecutive
 /// elements: coalesced), the warp combines its lanes with shuffles, and
 /// lane 0 folds the result into the output element. Rows never straddle a
 /// warp (blocks are whole warps), so every shuffle sees its 32 lanes.
 static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
-                       Operation *combiner, int64_t lanes) {
+                       Operation *combiner, int64_t lanes,
+                       linalg::LinalgOp consumer = nullptr,
+                       int64_t consumerLanes = 0) {
   Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
+  // With a consumer, the kernel takes the consumer's place: its output
+  // buffers may be allocated after `op` (nothing in between touches
+  // memory, rowConsumer).
+  rewriter.setInsertionPoint(consumer ? consumer.getOperation()
+                                      : op.getOperation());
+  SmallVector<Value> consumerFlat;
+  if (consumer)
+    consumerFlat = flatOperands(rewriter, consumer);
   SmallVector<int64_t> loops = op.getStaticLoopRanges();
   unsigned parallel = op.getNumParallelLoops();
   int64_t rows = 1, reduced = 1;
@@ -542,6 +645,12 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
     return rewriter.clone(*combiner, m)->getResult(0);
   };
   Value partial = fold.getResult(0);
+  Value out = op.getDpsInitOperand(0)->get();
+  // With a consumer every lane needs the row's result: each loads the old
+  // value before the shuffles (which lane 0's store follows).
+  Value old = consumer ? memref::LoadOp::create(rewriter, loc, out, rowIndices)
+                             .getResult()
+                       : Value();
   Value width = arith::ConstantIntOp::create(rewriter, loc, kWarp, 32);
   for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
     Value other = gpu::ShuffleOp::create(
@@ -551,16 +660,43 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
                       .getShuffleResult();
     partial = combine(partial, other);
   }
+  Value total = consumer ? combine(old, partial) : Value();
   Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
                                       lane, zero);
   auto write =
       scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
-  rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
-  Value out = op.getDpsInitOperand(0)->get();
-  Value old = memref::LoadOp::create(rewriter, loc, out, rowIndices);
-  memref::StoreOp::create(rewriter, loc, combine(old, partial), out,
-                          rowIndices);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
+    if (!consumer)
+      old = memref::LoadOp::create(rewriter, loc, out, rowIndices);
+    memref::StoreOp::create(rewriter, loc,
+                            consumer ? total : combine(old, partial), out,
+                            rowIndices);
+  }
   rewriter.eraseOp(op);
+  if (!consumer)
+    return;
+  // The consumer over the row: lane l takes chunks of `consumerLanes`
+  // elements starting at l * consumerLanes, 32 chunks apart (the row was
+  // just read by the reduction: mostly cache hits).
+  int64_t cols = loops.back();
+  auto apply = scf::ForOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, lane, constant(consumerLanes)),
+      constant(cols), constant(kWarp * consumerLanes));
+  rewriter.setInsertionPoint(apply.getBody()->getTerminator());
+  Value index = arith::AddIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, row, constant(cols)),
+      apply.getInductionVar());
+  emitVectorChunk(rewriter, consumer, consumerLanes, consumerFlat, index,
+                  [&](OpOperand &operand) -> Value {
+                    return consumer.isDpsInput(&operand) &&
+                                   operand.get() == out
+                               ? total
+                               : Value();
+                  });
+  rewriter.eraseOp(consumer);
 }
 
 struct CUDAMapToGPUPass
@@ -582,7 +718,10 @@ struct CUDAMapToGPUPass
     //    device too.
     SmallVector<linalg::LinalgOp> linalgOps;
     func.walk([&](linalg::LinalgOp op) { linalgOps.push_back(op); });
+    llvm::SmallPtrSet<Operation *, 8> fused; // erased with a reduction
     for (linalg::LinalgOp op : linalgOps) {
+      if (fused.contains(op.getOperation()))
+        continue;
       if (!op.hasPureBufferSemantics()) {
         op->emitOpError("cannot map this op to GPU loops: it is not on "
                       "buffers (bufferize first)");
@@ -591,7 +730,12 @@ struct CUDAMapToGPUPass
       if (op->getParentOfType<scf::ParallelOp>())
         continue; // lowered with its enclosing kernel below
       if (Operation *combiner = warpReducible(op, blockSize)) {
-        warpReduce(rewriter, op, combiner, reductionLanes(op, vectorBytes));
+        int64_t consumerLanes = 0;
+        linalg::LinalgOp consumer = rowConsumer(op, vectorBytes, consumerLanes);
+        warpReduce(rewriter, op, combiner, reductionLanes(op, vectorBytes),
+                   consumer, consumerLanes);
+        if (consumer)
+          fused.insert(consumer.getOperation());
         continue;
       }
       if (std::optional<int64_t> lanes = vectorLanes(op, vectorBytes)) {

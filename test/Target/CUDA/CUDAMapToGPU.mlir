@@ -385,3 +385,124 @@ func.func @middle_reduction(%w: memref<32x16xf32>, %g: memref<8x32xf32>) {
   }
   return
 }
+
+// -----
+
+// RMSNorm: the scaling consumer runs in the reduction's kernel. Each warp
+// sums its row's squares, every lane takes the row's total from the
+// shuffles (the old value loaded before them), lane 0 stores it, and the
+// lanes then scale the row in 16-byte chunks: one kernel, no second
+// parallel loop, the total never re-read from memory.
+// CHECK-LABEL: func.func @rms_fused(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: memref<8x128xbf16>, %[[G:[a-z0-9]+]]: memref<128xbf16>, %[[SS:[a-z0-9]+]]: memref<8xf32>, %[[Y:[a-z0-9]+]]: memref<8x128xbf16>)
+// CHECK-DAG:     %[[XF:.*]] = memref.collapse_shape %[[X]]
+// CHECK-DAG:     %[[YF:.*]] = memref.collapse_shape %[[Y]]
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             %[[PART:.*]] = scf.for
+// CHECK:             %[[OLD:.*]] = memref.load %[[SS]]
+// CHECK:             gpu.shuffle  xor
+// CHECK:             %[[TOTAL:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK:             scf.if
+// CHECK-NEXT:          memref.store %[[TOTAL]], %[[SS]]
+// CHECK:             scf.for
+// CHECK-NOT:           memref.load %[[SS]]
+// CHECK:               vector.load %[[XF]]
+// CHECK:               vector.broadcast %[[TOTAL]] : f32 to vector<8xf32>
+// CHECK:               math.rsqrt
+// CHECK:               vector.store %{{.*}}, %[[YF]]
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK-NOT:     scf.parallel
+// CHECK:         return
+func.func @rms_fused(%x: memref<8x128xbf16>, %g: memref<128xbf16>,
+                     %ss: memref<8xf32>, %y: memref<8x128xbf16>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x128xbf16>) outs(%ss : memref<8xf32>) {
+  ^bb0(%in: bf16, %acc: f32):
+    %e = arith.extf %in : bf16 to f32
+    %sq = arith.mulf %e, %e : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  }
+  %inv = arith.constant 7.8125e-03 : f32
+  %eps = arith.constant 1.0e-05 : f32
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>,
+                       affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%x, %ss, %g : memref<8x128xbf16>, memref<8xf32>, memref<128xbf16>)
+      outs(%y : memref<8x128xbf16>) {
+  ^bb0(%in: bf16, %s: f32, %gain: bf16, %out: bf16):
+    %m = arith.mulf %s, %inv : f32
+    %me = arith.addf %m, %eps : f32
+    %r = math.rsqrt %me : f32
+    %e = arith.extf %in : bf16 to f32
+    %ge = arith.extf %gain : bf16 to f32
+    %n = arith.mulf %e, %r : f32
+    %o = arith.mulf %n, %ge : f32
+    %t = arith.truncf %o : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+
+// -----
+
+// Not fused: the consumer writes %g, which every row reads (a warp could
+// overwrite it while another still reads it); and an op writing memory
+// between the two.
+// CHECK-LABEL: func.func @rms_not_fused(
+// CHECK-COUNT-2: } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK-LABEL: func.func @rms_not_fused_between(
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK:         call @write_rows
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+func.func @rms_not_fused(%x: memref<8x128xf32>, %g: memref<8x128xf32>,
+                         %ss: memref<8xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (0, j)>, affine_map<(i, j) -> (i)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%g : memref<8x128xf32>) outs(%ss : memref<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>,
+                       affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%x, %ss : memref<8x128xf32>, memref<8xf32>)
+      outs(%g : memref<8x128xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %o = arith.mulf %in, %s : f32
+    linalg.yield %o : f32
+  }
+  return
+}
+func.func private @write_rows(memref<8x128xf32>)
+func.func @rms_not_fused_between(%x: memref<8x128xf32>, %y: memref<8x128xf32>,
+                                 %z: memref<8x128xf32>, %ss: memref<8xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x128xf32>) outs(%ss : memref<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  func.call @write_rows(%z) : (memref<8x128xf32>) -> ()
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>,
+                       affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%z, %ss : memref<8x128xf32>, memref<8xf32>)
+      outs(%y : memref<8x128xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %o = arith.mulf %in, %s : f32
+    linalg.yield %o : f32
+  }
+  return
+}
