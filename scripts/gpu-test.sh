@@ -4,7 +4,9 @@
 # checked against its unsharded artifact on fresh random inputs (fp32
 # relative error < 1e-5, bf16 < 1e-2, bf16acc < 5e-2); the TP MLP against PyTorch eager
 # with the same weights and under torchrun and mpirun; the fused attention
-# kernel against PyTorch's SDPA (scripts/gpu-attention-check.py); and a planted fault (a rank that skips a
+# kernel against PyTorch's SDPA (scripts/gpu-attention-check.py); whole
+# programs captured and replayed as one CUDA graph, collectives included
+# (GRAPH_CASES, dtensor-launch --cuda-graph); and a planted fault (a rank that skips a
 # collective), which must end with the watchdog's error naming the rank,
 # group and collective, not a hang. Needs no MLIR or LLVM: only the folder
 # gpu-build.sh wrote, CUDA's driver, NCCL, cuBLASLt (and PyTorch for the
@@ -22,6 +24,7 @@ DIR=${1:-gpucarry/gpu-test}
 SINGLE_GPU=${SINGLE_GPU:-1}
 RANKS=${RANKS:-1 2 4}
 FAULT_TIMEOUT=${FAULT_TIMEOUT:-10}
+GRAPH_CASES=${GRAPH_CASES:-tp_mlp.n2 tp_mlp_overlap.n2 tp_mlp_fused.n2 sequence_parallel.n2 tp_mlp.n4 tp_mlp_overlap.n4 transformer_6.n4}
 LAUNCH="$DIR/dtensor-launch"
 [ -x "$LAUNCH" ] || { echo "gpu-test: $LAUNCH missing (run scripts/gpu-build.sh)" >&2; exit 2; }
 export NCCL_NVLS_ENABLE=0
@@ -51,6 +54,23 @@ while read -r c n dtype; do
     fail "$c ($n ranks, $dtype): exit $rc"; printf '%s\n' "$out" | tail -8 | sed 's/^/    /'
   fi
 done < "$DIR/cases.txt"
+
+# Whole programs captured as one CUDA graph, collectives included, and
+# replayed (dtensor-launch --cuda-graph: the second replay's outputs are
+# checked): sync, async and ring-fused collectives, and a transformer.
+for c in $GRAPH_CASES; do
+  n=${c##*.n}
+  [[ " $RANKS " == *" $n "* ]] || continue
+  [ -f "$DIR/$c.so" ] || { fail "$c under a CUDA graph: not built"; continue; }
+  tol=1e-5; grep -q "^$c $n bf16acc" "$DIR/cases.txt" && tol=5e-2
+  if out=$("$LAUNCH" "$DIR/$c.so" --reference "$DIR/$c.ref.so" --nproc "$n" \
+             "${single[@]}" --tolerance "$tol" --timeout 300 --cuda-graph 2>&1); then
+    pass "$c under a CUDA graph: max relative error $(printf '%s\n' "$out" |
+      grep -o 'max relative error [0-9.e+-]*' | awk '{print $4}' | sort -g | tail -1)"
+  else
+    fail "$c under a CUDA graph"; printf '%s\n' "$out" | tail -8 | sed 's/^/    /'
+  fi
+done
 
 # The TP MLP against PyTorch eager with the same weights (2 ranks).
 if [[ " $RANKS " == *" 2 "* ]]; then

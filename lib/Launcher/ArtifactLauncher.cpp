@@ -52,6 +52,12 @@ struct RuntimeAPI {
   void (*bufferFree)(void *) = nullptr;
   void (*bufferWrite)(void *, const void *, int64_t) = nullptr;
   void (*bufferRead)(void *, const void *, int64_t) = nullptr;
+  /// CUDA artifacts only (dtensor/Runtime/CUDARuntime.h), for --cuda-graph.
+  void *(*context)() = nullptr;
+  void (*graphBegin)(void *) = nullptr;
+  void *(*graphEnd)(void *) = nullptr;
+  void (*graphLaunch)(void *, void *) = nullptr;
+  void (*graphDestroy)(void *, void *) = nullptr;
 
   BufferSpace getBufferSpace() const {
     BufferSpace space;
@@ -230,7 +236,30 @@ llvm::Expected<Artifact> loadArtifact(const std::string &path) {
 
   if (llvm::Error e = parseManifest(manifestFn(), artifact))
     return std::move(e);
+  if (artifact.backend == "cuda")
+    if (llvm::Error e = llvm::joinErrors(
+            llvm::joinErrors(
+                lookup(artifact, "dtensor_rt_context", rt.context),
+                lookup(artifact, "dtensor_rt_graph_begin", rt.graphBegin)),
+            llvm::joinErrors(
+                llvm::joinErrors(
+                    lookup(artifact, "dtensor_rt_graph_end", rt.graphEnd),
+                    lookup(artifact, "dtensor_rt_graph_launch",
+                           rt.graphLaunch)),
+                lookup(artifact, "dtensor_rt_graph_destroy",
+                       rt.graphDestroy))))
+      return std::move(e);
   return artifact;
+}
+
+/// Why `artifact` cannot run as `options` ask beyond what
+/// validateArtifactLaunchOptions sees; empty if it can.
+std::string checkRunnable(const ArtifactLaunchOptions &options,
+                          const Artifact &artifact) {
+  if (options.cudaGraph && artifact.backend != "cuda")
+    return "--cuda-graph needs a CUDA artifact; '" + options.artifact +
+           "' is for the " + artifact.backend + " target";
+  return "";
 }
 
 /// The manifest of the artifact at `path`, read in a child process: loading
@@ -366,6 +395,8 @@ std::vector<std::string> rankCommand(const ArtifactLaunchOptions &options,
   for (const auto &[index, file] : options.inputs)
     args.push_back("--input=" + std::to_string(index) + "=" + file);
   args.push_back("--work-dir=" + workDir);
+  if (options.cudaGraph)
+    args.push_back("--cuda-graph");
   if (!options.outputDir.empty())
     args.push_back("--output-dir=" + options.outputDir);
   return args;
@@ -633,6 +664,8 @@ int Rank::run(int *argc, char ***argv) {
   if (!loaded)
     return error(loaded.takeError());
   artifact = std::move(*loaded);
+  if (std::string why = checkRunnable(options, artifact); !why.empty())
+    return error(why);
   if (artifact.init(argc, argv) != 0)
     return error("the runtime of '" + options.artifact +
                  "' did not start (its message is above)");
@@ -702,14 +735,37 @@ int Rank::run(int *argc, char ***argv) {
   std::vector<const HostTensor *> args;
   for (const HostTensor &local : locals)
     args.push_back(&local);
-  llvm::Expected<std::vector<HostTensor>> outputs = callPacked(
-      artifact.entry, artifact.getCallSignature(), args,
-      artifact.runtime.getBufferSpace(), [&](void **packed) {
-        artifact.run(packed);
-        return llvm::Error::success();
-      });
+  auto call = [&](llvm::function_ref<void(void **)> run) {
+    return callPacked(artifact.entry, artifact.getCallSignature(), args,
+                      artifact.runtime.getBufferSpace(), [&](void **packed) {
+                        run(packed);
+                        return llvm::Error::success();
+                      });
+  };
+  llvm::Expected<std::vector<HostTensor>> outputs = call(artifact.run);
   if (!outputs)
     return error(outputs.takeError());
+  if (options.cudaGraph) {
+    // The direct call above built the plans and the connections; now the
+    // whole program as one graph. Its results are allocated by the graph:
+    // the second launch frees the first's, the buffer space the second's.
+    const RuntimeAPI &rt = artifact.runtime;
+    void *ctx = rt.context();
+    void *graph = nullptr;
+    llvm::scope_exit destroy([&] {
+      if (graph)
+        rt.graphDestroy(ctx, graph);
+    });
+    outputs = call([&](void **packed) {
+      rt.graphBegin(ctx);
+      artifact.run(packed);
+      graph = rt.graphEnd(ctx);
+      rt.graphLaunch(ctx, graph);
+      rt.graphLaunch(ctx, graph);
+    });
+    if (!outputs)
+      return error(outputs.takeError());
+  }
   for (auto [i, output] : llvm::enumerate(*outputs))
     if (llvm::Error e = writeNpy(path("out" + llvm::Twine(i) + ".rank" +
                                       llvm::Twine(rank) + ".npy"),
@@ -765,6 +821,8 @@ int mlir::dtensor::launchArtifact(const ArtifactLaunchOptions &options,
   llvm::Expected<Artifact> artifact = peekArtifact(options.artifact);
   if (!artifact)
     return error(llvm::toString(artifact.takeError()));
+  if (std::string why = checkRunnable(options, *artifact); !why.empty())
+    return error(why);
   if (const HostMesh *mesh = artifact->getEntryMesh())
     if (mesh->size() != options.nproc)
       return error("mesh @" + mesh->name + " has " +

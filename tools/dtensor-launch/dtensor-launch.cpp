@@ -61,6 +61,13 @@ static cl::opt<int64_t> timeout("timeout",
                                 cl::desc("seconds before started ranks are "
                                          "killed (default 300)"),
                                 cl::init(300), cl::cat(category));
+static cl::opt<bool>
+    cudaGraph("cuda-graph",
+              cl::desc("CUDA artifacts: after one direct call, capture the "
+                       "whole program (collectives included) as one CUDA "
+                       "graph, replay it twice and check the second "
+                       "replay's outputs"),
+              cl::cat(category));
 static cl::opt<std::string> mpirun("mpirun",
                                    cl::desc("mpirun for CPU artifacts"),
                                    cl::init("mpirun"), cl::cat(category));
@@ -86,6 +93,7 @@ int main(int argc, char **argv) {
   options.outputDir = outputDir;
   options.timeoutSeconds = timeout;
   options.mpirun = mpirun;
+  options.cudaGraph = cudaGraph;
   for (const std::string &spec : inputs) {
     auto [index, file] = StringRef(spec).split('=');
     int64_t i;

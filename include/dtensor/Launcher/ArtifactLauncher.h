@@ -60,6 +60,10 @@ struct ArtifactLaunchOptions {
   bool keepWorkDir = false;
   /// Where rank 0 writes the reassembled outputs (out<i>.npy); empty: none.
   std::string outputDir;
+  /// CUDA artifacts: after one direct call (plans, autotuning, NCCL
+  /// connections), capture the whole program, collectives included, as one
+  /// CUDA graph, replay it twice and check the second replay's outputs.
+  bool cudaGraph = false;
   /// Seconds before started ranks are killed.
   int64_t timeoutSeconds = 300;
   std::string mpirun = "mpirun";

@@ -28,7 +28,8 @@
 //
 // Faults. Every driver and NCCL call is checked; messages name the rank,
 // the entry point, the group and the call. A watchdog thread polls every
-// 50 ms: the `done` events of collectives in flight (cuEventQuery), the
+// 50 ms: the `done` events of collectives in flight (cuEventQuery; not of
+// collectives captured into a CUDA graph, whose enqueue only is watched), the
 // host-side NCCL calls in progress (init, split, destroy, and the enqueue
 // of a collective, which may block while NCCL connects to the peers), and
 // ncclCommGetAsyncError of every communicator. When something exceeds
@@ -408,7 +409,16 @@ private:
     auto done = std::make_shared<Event>(op);
     checkOn(d.cuEventRecord(done->get(), g.stream),
             "cuEventRecord (comm stream)");
-    attachEvent(watch, done);
+    // A collective captured into a CUDA graph runs at each launch of the
+    // graph, where the watchdog cannot see it (and querying an event
+    // recorded in a capture is not allowed): only its enqueue is watched.
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    checkOn(d.cuStreamIsCapturing(dev.compute, &capture),
+            "cuStreamIsCapturing (compute stream)");
+    if (capture == CU_STREAM_CAPTURE_STATUS_NONE)
+      attachEvent(watch, done);
+    else
+      endHostWatch(watch);
     return std::make_unique<NCCLRequest>(std::move(done), dev.compute, op);
   }
 
