@@ -13,7 +13,9 @@
 |*   its first call (docs/runtime.md: DTENSOR_MATMUL_AUTOTUNE,               *|
 |*   DTENSOR_MATMUL_CACHE).                                                   *|
 |*                                                                            *|
-|* - dtensor_rt_attention_<T>: fused attention (Attention.cu).              *|
+|* - dtensor_rt_attention_<T>: fused attention: cuDNN's flash attention    *|
+|*   where cuDNN loads and takes the shape, else the runtime's kernel        *|
+|*   (Attention.cu); dtensor_rt_attention_last says which ran.              *|
 |*                                                                            *|
 |* - dtensor_rt_matmul_best_ms: the floor of a matmul shape for benchmarks. *|
 |*                                                                            *|
@@ -52,7 +54,11 @@ void dtensor_rt_matmul_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
    (no score matrix in memory). Q, O: [S, H, D] or [B, S, H, D]; K, V:
    [Skv, H, D] or [B, Skv, H, D]; any strides with unit stride along D;
    D 64 or 128; causal needs S == Skv. What dtensor-cuda-fuse-attention
-   emits for a recognised attention. */
+   emits for a recognised attention. Runs cuDNN's fused flash attention
+   where cuDNN loads and accepts the problem, else the runtime's kernel;
+   DTENSOR_ATTENTION=cudnn|kernel chooses, DTENSOR_ATTENTION_VERBOSE=1
+   prints which ran and why (docs/runtime.md). The first call of a shape
+   builds (and times) cuDNN's plans: make it before a graph capture. */
 void dtensor_rt_attention_bf16(void *ctx, int64_t qRank, void *q,
                                int64_t kRank, void *k, int64_t vRank, void *v,
                                int64_t oRank, void *o, float scale,
@@ -60,6 +66,13 @@ void dtensor_rt_attention_bf16(void *ctx, int64_t qRank, void *q,
 void dtensor_rt_attention_f16(void *ctx, int64_t qRank, void *q, int64_t kRank,
                               void *k, int64_t vRank, void *v, int64_t oRank,
                               void *o, float scale, int64_t causal);
+
+/* Which path the last dtensor_rt_attention_<T> call of this process took:
+   1 cuDNN, 0 the runtime's kernel, -1 none yet. Copies its one-line note
+   (the path, the problem, cuDNN's engine or the reason of a fallback:
+   what DTENSOR_ATTENTION_VERBOSE=1 prints) into `note`, NUL-terminated
+   and truncated to `capacity` bytes, when `note` is not null. */
+int32_t dtensor_rt_attention_last(void *ctx, char *note, int64_t capacity);
 
 /* The fastest time, in ms, of C[M,N] = A[M,K].B[K,N] on the device
    buffers a, b, c (dense row-major, `batch` of them back to back) over the

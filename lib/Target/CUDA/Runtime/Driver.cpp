@@ -5,12 +5,14 @@
 #include "Bootstrap.h"
 #include "CommBackend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
 #include <unistd.h>
+#include <vector>
 
 namespace dtensor::rt::cuda {
 
@@ -271,6 +273,45 @@ void freeAsync(void *ptr, const char *op) {
     return;
   DeviceState &s = device(op);
   DTENSOR_CU(op, cuMemFreeAsync, reinterpret_cast<CUdeviceptr>(ptr), s.compute);
+}
+
+bool computeStreamCapturing(const char *op) {
+  DeviceState &s = device(op);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  DTENSOR_CU(op, cuStreamIsCapturing, s.compute, &status);
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+float medianStreamMs(const std::function<bool()> &launch, int repeats,
+                     const char *op) {
+  DeviceState &dev = device(op);
+  std::vector<CUevent> events(2 * repeats);
+  for (CUevent &event : events)
+    DTENSOR_CU(op, cuEventCreate, &event, CU_EVENT_DEFAULT);
+  bool ok = true;
+  for (int rep = -1; rep < repeats && ok; ++rep) {
+    if (rep >= 0)
+      DTENSOR_CU(op, cuEventRecord, events[2 * rep], dev.compute);
+    ok = launch();
+    if (rep >= 0)
+      DTENSOR_CU(op, cuEventRecord, events[2 * rep + 1], dev.compute);
+  }
+  std::vector<float> times;
+  if (ok) {
+    DTENSOR_CU(op, cuEventSynchronize, events.back());
+    for (int rep = 0; rep < repeats; ++rep) {
+      float ms = 0;
+      DTENSOR_CU(op, cuEventElapsedTime, &ms, events[2 * rep],
+                 events[2 * rep + 1]);
+      times.push_back(ms);
+    }
+  }
+  for (CUevent event : events)
+    DTENSOR_CU(op, cuEventDestroy, event);
+  if (!ok || times.empty())
+    return -1;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 } // namespace dtensor::rt::cuda

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace dtensor::rt::cuda {
@@ -149,6 +150,17 @@ bool deviceReady();
 /// failure, naming `bytes` and the free and total device memory.
 void *allocAsync(size_t bytes, const char *op, const char *what);
 void freeAsync(void *ptr, const char *op);
+
+/// Whether the compute stream is being captured into a CUDA graph.
+bool computeStreamCapturing(const char *op);
+
+/// Times `launch`, which enqueues one run on the compute stream and says
+/// whether it could: the median of `repeats` runs after one warm-up, in
+/// ms, between events on the compute stream; negative if a launch failed.
+/// Waits for the stream, so never during a capture. The autotuning of the
+/// matmuls and of cuDNN's attention plans.
+float medianStreamMs(const std::function<bool()> &launch, int repeats,
+                     const char *op);
 
 } // namespace dtensor::rt::cuda
 

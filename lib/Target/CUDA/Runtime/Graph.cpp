@@ -39,12 +39,6 @@ DeviceState &checkedDevice(void *ctx, const char *op) {
   return dev;
 }
 
-bool capturing(DeviceState &dev, const char *op) {
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  DTENSOR_CU(op, cuStreamIsCapturing, dev.compute, &status);
-  return status != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
 } // namespace
 
 extern "C" {
@@ -72,7 +66,7 @@ uint64_t dtensor_rt_cuda_peak_bytes(void *ctx, int32_t reset) {
 void dtensor_rt_graph_begin(void *ctx) {
   const char *op = "graph_begin";
   DeviceState &dev = checkedDevice(ctx, op);
-  if (capturing(dev, op))
+  if (computeStreamCapturing(op))
     cudaFatal(op, "the compute stream is already being captured "
                   "(dtensor_rt_graph_begin twice without graph_end)");
   DTENSOR_CU(op, cuStreamBeginCapture, dev.compute,
@@ -82,7 +76,7 @@ void dtensor_rt_graph_begin(void *ctx) {
 void *dtensor_rt_graph_end(void *ctx) {
   const char *op = "graph_end";
   DeviceState &dev = checkedDevice(ctx, op);
-  if (!capturing(dev, op))
+  if (!computeStreamCapturing(op))
     cudaFatal(op, "the compute stream is not being captured "
                   "(dtensor_rt_graph_end without graph_begin)");
   CUgraph graph = nullptr;

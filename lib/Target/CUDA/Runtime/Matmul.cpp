@@ -279,36 +279,15 @@ float timeAlgorithm(MatmulState &st, const Plan &p,
                     int repeats, const char *op) {
   DeviceState &dev = device(op);
   float alpha = 1.0f;
-  std::vector<CUevent> events(2 * repeats);
-  for (CUevent &event : events)
-    DTENSOR_CU(op, cuEventCreate, &event, CU_EVENT_DEFAULT);
-  bool ok = true;
-  for (int rep = -1; rep < repeats && ok; ++rep) {
-    if (rep >= 0)
-      DTENSOR_CU(op, cuEventRecord, events[2 * rep], dev.compute);
-    // cuBLASLt's A is our B, its B our A (C^T = B^T A^T).
-    ok = cublasLtMatmul(st.handle, p.desc, &alpha, b, p.layoutA, a, p.layoutB,
-                        &beta, c, p.layoutC, d, p.layoutC, &algo, st.workspace,
-                        kWorkspaceBytes, dev.compute) == CUBLAS_STATUS_SUCCESS;
-    if (rep >= 0)
-      DTENSOR_CU(op, cuEventRecord, events[2 * rep + 1], dev.compute);
-  }
-  std::vector<float> times;
-  if (ok) {
-    DTENSOR_CU(op, cuEventSynchronize, events.back());
-    for (int rep = 0; rep < repeats; ++rep) {
-      float ms = 0;
-      DTENSOR_CU(op, cuEventElapsedTime, &ms, events[2 * rep],
-                 events[2 * rep + 1]);
-      times.push_back(ms);
-    }
-  }
-  for (CUevent event : events)
-    DTENSOR_CU(op, cuEventDestroy, event);
-  if (!ok)
-    return -1;
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return medianStreamMs(
+      [&] {
+        // cuBLASLt's A is our B, its B our A (C^T = B^T A^T).
+        return cublasLtMatmul(st.handle, p.desc, &alpha, b, p.layoutA, a,
+                              p.layoutB, &beta, c, p.layoutC, d, p.layoutC,
+                              &algo, st.workspace, kWorkspaceBytes,
+                              dev.compute) == CUBLAS_STATUS_SUCCESS;
+      },
+      repeats, op);
 }
 
 /// The heuristic's first `wanted` candidates for `p` (at least one, else

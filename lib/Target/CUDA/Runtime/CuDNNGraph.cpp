@@ -1,0 +1,546 @@
+//===- CuDNNGraph.cpp - cuDNN's fused attention as a backend graph --------===//
+
+#include "CuDNNGraph.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+
+namespace dtensor::rt::cuda {
+
+CudnnDescriptor &CudnnDescriptor::operator=(CudnnDescriptor &&other) noexcept {
+  if (this != &other) {
+    if (desc)
+      table->cudnnBackendDestroyDescriptor(desc);
+    table = other.table;
+    desc = other.desc;
+    other.desc = nullptr;
+  }
+  return *this;
+}
+
+CudnnDescriptor::~CudnnDescriptor() {
+  if (desc)
+    table->cudnnBackendDestroyDescriptor(desc);
+}
+
+namespace {
+
+using Dims = std::array<int64_t, 4>;
+
+constexpr int64_t kAlignmentBytes = 16;
+
+/// Virtual tensors get ids from here on.
+constexpr int64_t kFirstVirtualUid = 100;
+
+const char *typeName(cudnnDataType_t type) {
+  return type == CUDNN_DATA_BFLOAT16 ? "bf16"
+         : type == CUDNN_DATA_HALF   ? "f16"
+                                     : "?";
+}
+
+/// Records the first failing step of a sequence of backend calls; every
+/// call after a failure is skipped.
+class Builder {
+public:
+  Builder(const CudnnTable &table, std::string &error)
+      : table(table), error(error) {}
+
+  bool ok() const { return good; }
+
+  bool check(cudnnStatus_t status, const std::string &step) {
+    if (!good)
+      return false;
+    if (status == CUDNN_STATUS_SUCCESS)
+      return true;
+    error = step + ": " + describeCudnn(table, status);
+    good = false;
+    return false;
+  }
+
+  CudnnDescriptor create(cudnnBackendDescriptorType_t type,
+                         const std::string &what) {
+    cudnnBackendDescriptor_t desc = nullptr;
+    if (!good)
+      return {};
+    if (!check(table.cudnnBackendCreateDescriptor(type, &desc),
+               what + ": cudnnBackendCreateDescriptor"))
+      return {};
+    return CudnnDescriptor(&table, desc);
+  }
+
+  void set(const CudnnDescriptor &desc, const std::string &what,
+           const char *attributeName, cudnnBackendAttributeName_t attribute,
+           cudnnBackendAttributeType_t type, int64_t count, const void *value) {
+    if (!good)
+      return;
+    check(table.cudnnBackendSetAttribute(desc.get(), attribute, type, count,
+                                         value),
+          what + ": set " + attributeName);
+  }
+
+  void finalize(const CudnnDescriptor &desc, const std::string &what) {
+    if (!good)
+      return;
+    check(table.cudnnBackendFinalize(desc.get()), what + ": finalize");
+  }
+
+  const CudnnTable &table;
+
+private:
+  std::string &error;
+  bool good = true;
+};
+
+/// Sets attribute `attr` naming it in a failure.
+#define DTENSOR_CUDNN_SET(builder, desc, what, attr, type, count, value)       \
+  (builder).set(desc, what, #attr, attr, type, count, value)
+
+/// Builds the graph's tensors and operations into `graph`.
+class SdpaBuilder {
+public:
+  SdpaBuilder(Builder &b, SdpaGraph &graph) : b(b), graph(graph) {}
+
+  cudnnBackendDescriptor_t tensor(const std::string &name, int64_t uid,
+                                  cudnnDataType_t type, const Dims &dims,
+                                  const Dims &strides, bool isVirtual,
+                                  bool byValue = false) {
+    std::string what = "tensor " + name;
+    CudnnDescriptor d = b.create(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what);
+    int64_t alignment = kAlignmentBytes;
+    bool yes = true;
+    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_DATA_TYPE,
+                      CUDNN_TYPE_DATA_TYPE, 1, &type);
+    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_DIMENSIONS,
+                      CUDNN_TYPE_INT64, 4, dims.data());
+    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
+                      4, strides.data());
+    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_UNIQUE_ID,
+                      CUDNN_TYPE_INT64, 1, &uid);
+    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
+                      CUDNN_TYPE_INT64, 1, &alignment);
+    if (isVirtual)
+      DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_IS_VIRTUAL,
+                        CUDNN_TYPE_BOOLEAN, 1, &yes);
+    if (byValue)
+      DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_IS_BY_VALUE,
+                        CUDNN_TYPE_BOOLEAN, 1, &yes);
+    b.finalize(d, what);
+    return keep(std::move(d));
+  }
+
+  /// A virtual tensor with the next free id.
+  cudnnBackendDescriptor_t virtualTensor(const std::string &name,
+                                         cudnnDataType_t type, const Dims &dims,
+                                         const Dims &strides) {
+    return tensor(name, nextVirtualUid++, type, dims, strides, true);
+  }
+
+  void matmul(const std::string &name, cudnnBackendDescriptor_t a,
+              cudnnBackendDescriptor_t bMatrix, cudnnBackendDescriptor_t c) {
+    std::string what = "matmul descriptor of " + name;
+    CudnnDescriptor md = b.create(CUDNN_BACKEND_MATMUL_DESCRIPTOR, what);
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    DTENSOR_CUDNN_SET(b, md, what, CUDNN_ATTR_MATMUL_COMP_TYPE,
+                      CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    b.finalize(md, what);
+    cudnnBackendDescriptor_t mdRaw = keep(std::move(md));
+
+    what = "operation " + name + " (matmul)";
+    CudnnDescriptor op =
+        b.create(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, what);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bMatrix);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_MATMUL_DESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mdRaw);
+    b.finalize(op, what);
+    addOperation(std::move(op), name);
+  }
+
+  /// y = mode(x[, in1][, mask]); `axis` for GEN_INDEX.
+  void pointwise(const std::string &name, cudnnPointwiseMode_t mode,
+                 cudnnDataType_t compute, cudnnBackendDescriptor_t x,
+                 cudnnBackendDescriptor_t in1, cudnnBackendDescriptor_t mask,
+                 cudnnBackendDescriptor_t y, int64_t axis = -1) {
+    std::string what = "pointwise descriptor of " + name;
+    CudnnDescriptor pd = b.create(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, what);
+    DTENSOR_CUDNN_SET(b, pd, what, CUDNN_ATTR_POINTWISE_MODE,
+                      CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    DTENSOR_CUDNN_SET(b, pd, what, CUDNN_ATTR_POINTWISE_MATH_PREC,
+                      CUDNN_TYPE_DATA_TYPE, 1, &compute);
+    if (axis >= 0)
+      DTENSOR_CUDNN_SET(b, pd, what, CUDNN_ATTR_POINTWISE_AXIS,
+                        CUDNN_TYPE_INT64, 1, &axis);
+    b.finalize(pd, what);
+    cudnnBackendDescriptor_t pdRaw = keep(std::move(pd));
+
+    what = "operation " + name + " (pointwise)";
+    CudnnDescriptor op =
+        b.create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pdRaw);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+    if (in1)
+      DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
+                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in1);
+    if (mask)
+      DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_TDESC,
+                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mask);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    b.finalize(op, what);
+    addOperation(std::move(op), name);
+  }
+
+  void reduction(const std::string &name, cudnnReduceTensorOp_t reduce,
+                 cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y) {
+    std::string what = "reduction descriptor of " + name;
+    CudnnDescriptor rd = b.create(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, what);
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    DTENSOR_CUDNN_SET(b, rd, what, CUDNN_ATTR_REDUCTION_OPERATOR,
+                      CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &reduce);
+    DTENSOR_CUDNN_SET(b, rd, what, CUDNN_ATTR_REDUCTION_COMP_TYPE,
+                      CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    b.finalize(rd, what);
+    cudnnBackendDescriptor_t rdRaw = keep(std::move(rd));
+
+    what = "operation " + name + " (reduction)";
+    CudnnDescriptor op =
+        b.create(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_REDUCTION_YDESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
+                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rdRaw);
+    b.finalize(op, what);
+    addOperation(std::move(op), name);
+  }
+
+private:
+  cudnnBackendDescriptor_t keep(CudnnDescriptor d) {
+    cudnnBackendDescriptor_t raw = d.get();
+    graph.owned.push_back(std::move(d));
+    return raw;
+  }
+
+  void addOperation(CudnnDescriptor op, const std::string &name) {
+    graph.operations.push_back(std::move(op));
+    graph.operationNames.push_back(name);
+  }
+
+  Builder &b;
+  SdpaGraph &graph;
+  int64_t nextVirtualUid = kFirstVirtualUid;
+};
+
+/// cuDNN's [b, h, s, d] strides of a [B, S, H, D] view.
+Dims bhsdStrides(const int64_t strides[3]) {
+  return {strides[0], strides[2], strides[1], 1};
+}
+
+/// Canonical strides of one [B, S, H, D] view (canonicalizeSdpaStrides).
+void canonicalize(int64_t strides[3], int64_t b, int64_t s, int64_t h,
+                  int64_t d) {
+  int64_t sizes[3] = {b, s, h};
+  int64_t extent = d;
+  for (int i = 0; i < 3; ++i)
+    if (sizes[i] > 1)
+      extent = std::max(extent, sizes[i] * strides[i]);
+  for (int i = 0; i < 3; ++i)
+    if (sizes[i] == 1)
+      strides[i] = extent;
+}
+
+} // namespace
+
+void canonicalizeSdpaStrides(SdpaProblem &p) {
+  canonicalize(p.q, p.batch, p.sq, p.heads, p.d);
+  canonicalize(p.o, p.batch, p.sq, p.heads, p.d);
+  canonicalize(p.k, p.batch, p.skv, p.heads, p.d);
+  canonicalize(p.v, p.batch, p.skv, p.heads, p.d);
+}
+
+std::string SdpaProblem::key() const {
+  std::string s = typeName(type);
+  for (int64_t x : {batch, heads, sq, skv, d, int64_t(causal)})
+    s += "," + std::to_string(x);
+  for (const int64_t *strides : {q, k, v, o})
+    for (int i = 0; i < 3; ++i)
+      s += "," + std::to_string(strides[i]);
+  return s;
+}
+
+std::string SdpaProblem::describe() const {
+  return "B" + std::to_string(batch) + " S" + std::to_string(sq) + " Skv" +
+         std::to_string(skv) + " H" + std::to_string(heads) + " D" +
+         std::to_string(d) + " " + typeName(type) +
+         (causal ? " causal" : " non-causal");
+}
+
+std::string sdpaUnsupported(const SdpaProblem &p, const void *const ptrs[4]) {
+  if (p.type != CUDNN_DATA_BFLOAT16 && p.type != CUDNN_DATA_HALF)
+    return "element type is not bf16 or f16";
+  if (p.d % 8 != 0 || p.d > 256)
+    return "head dim " + std::to_string(p.d) +
+           " (cuDNN: a multiple of 8, at most 256)";
+  const char *names[4] = {"Q", "K", "V", "O"};
+  const int64_t *strides[4] = {p.q, p.k, p.v, p.o};
+  for (int i = 0; i < 4; ++i) {
+    if (reinterpret_cast<uintptr_t>(ptrs[i]) % kAlignmentBytes != 0)
+      return std::string(names[i]) + " is not 16-byte aligned";
+    for (int j = 0; j < 3; ++j)
+      if (strides[i][j] % (kAlignmentBytes / 2) != 0)
+        return std::string(names[i]) + " has stride " +
+               std::to_string(strides[i][j]) +
+               ", not a multiple of 16 bytes";
+  }
+  return std::string();
+}
+
+bool buildSdpaOperations(const CudnnTable &table, const SdpaProblem &p,
+                         SdpaGraph &graph, std::string &error) {
+  graph.table = &table;
+  graph.causal = p.causal;
+  // cudnn-frontend masks with -inf from cuDNN 9.10 on, before with the
+  // lowest finite float.
+  graph.negInf = table.version >= 91000
+                     ? -std::numeric_limits<float>::infinity()
+                     : std::numeric_limits<float>::lowest();
+  Builder b(table, error);
+  SdpaBuilder g(b, graph);
+  const int64_t B = p.batch, H = p.heads, S = p.sq, T = p.skv, D = p.d;
+  const cudnnDataType_t f32 = CUDNN_DATA_FLOAT, io = p.type;
+  const Dims scoreDims{B, H, S, T}, scoreStrides{H * S * T, S * T, T, 1};
+  const Dims rowDims{B, H, S, 1}, rowStrides{H * S, S, 1, 1};
+  const Dims scalar{1, 1, 1, 1};
+
+  auto q = g.tensor("Q", kSdpaQ, io, {B, H, S, D}, bhsdStrides(p.q), false);
+  Dims kStrides = bhsdStrides(p.k);
+  std::swap(kStrides[2], kStrides[3]);
+  auto kT = g.tensor("K^T", kSdpaK, io, {B, H, D, T}, kStrides, false);
+  auto v = g.tensor("V", kSdpaV, io, {B, H, T, D}, bhsdStrides(p.v), false);
+  auto o = g.tensor("O", kSdpaO, io, {B, H, S, D}, bhsdStrides(p.o), false);
+  auto scale = g.tensor("scale (by value)", kSdpaScale, f32, scalar, scalar,
+                        false, true);
+
+  auto s = g.virtualTensor("S", f32, scoreDims, scoreStrides);
+  g.matmul("bmm1 (S = Q K^T)", q, kT, s);
+  auto scaled = g.virtualTensor("S*scale", f32, scoreDims, scoreStrides);
+  g.pointwise("attn_scale", CUDNN_POINTWISE_MUL, f32, s, scale, nullptr,
+              scaled);
+  auto logits = scaled;
+  if (p.causal) {
+    auto negInf = g.tensor("-inf (by value)", kSdpaNegInf, f32, scalar,
+                           scalar, false, true);
+    auto row = g.virtualTensor("row index", CUDNN_DATA_INT32, scoreDims,
+                               scoreStrides);
+    g.pointwise("gen_row_index", CUDNN_POINTWISE_GEN_INDEX, f32, scaled,
+                nullptr, nullptr, row, /*axis=*/2);
+    auto col = g.virtualTensor("column index", CUDNN_DATA_INT32, scoreDims,
+                               scoreStrides);
+    g.pointwise("gen_col_index", CUDNN_POINTWISE_GEN_INDEX, f32, scaled,
+                nullptr, nullptr, col, /*axis=*/3);
+    auto keep = g.virtualTensor("row >= column", CUDNN_DATA_BOOLEAN,
+                                scoreDims, scoreStrides);
+    g.pointwise("causal row >= column", CUDNN_POINTWISE_CMP_GE,
+                CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
+    logits = g.virtualTensor("masked S", f32, scoreDims, scoreStrides);
+    g.pointwise("causal binary_select", CUDNN_POINTWISE_BINARY_SELECT, f32,
+                scaled, negInf, keep, logits);
+  }
+  auto rowMax = g.virtualTensor("row max", f32, rowDims, rowStrides);
+  g.reduction("softmax max", CUDNN_REDUCE_TENSOR_MAX, logits, rowMax);
+  auto shifted = g.virtualTensor("S - max", f32, scoreDims, scoreStrides);
+  g.pointwise("softmax sub", CUDNN_POINTWISE_SUB, f32, logits, rowMax, nullptr,
+              shifted);
+  auto e = g.virtualTensor("exp(S - max)", f32, scoreDims, scoreStrides);
+  g.pointwise("softmax exp", CUDNN_POINTWISE_EXP, f32, shifted, nullptr,
+              nullptr, e);
+  auto rowSum = g.virtualTensor("row sum", f32, rowDims, rowStrides);
+  g.reduction("softmax sum", CUDNN_REDUCE_TENSOR_ADD, e, rowSum);
+  auto logSum = g.virtualTensor("log(row sum)", f32, rowDims, rowStrides);
+  g.pointwise("softmax log", CUDNN_POINTWISE_LOG, f32, rowSum, nullptr,
+              nullptr, logSum);
+  auto stats = g.virtualTensor("softmax stats", f32, rowDims, rowStrides);
+  g.pointwise("softmax stats add", CUDNN_POINTWISE_ADD, f32, rowMax, logSum,
+              nullptr, stats);
+  // The engines take the probabilities into bmm2 in the I/O type.
+  auto probs = g.virtualTensor("P", io, scoreDims, scoreStrides);
+  g.pointwise("softmax div", CUDNN_POINTWISE_DIV, f32, e, rowSum, nullptr,
+              probs);
+  g.matmul("bmm2 (O = P V)", probs, v, o);
+  return b.ok();
+}
+
+bool buildSdpaOperationGraph(SdpaGraph &graph, cudnnHandle_t handle,
+                             std::string &error) {
+  Builder b(*graph.table, error);
+  const std::string what = "operation graph";
+  CudnnDescriptor og =
+      b.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, what);
+  std::vector<cudnnBackendDescriptor_t> ops;
+  for (const CudnnDescriptor &op : graph.operations)
+    ops.push_back(op.get());
+  DTENSOR_CUDNN_SET(b, og, what, CUDNN_ATTR_OPERATIONGRAPH_HANDLE,
+                    CUDNN_TYPE_HANDLE, 1, &handle);
+  DTENSOR_CUDNN_SET(b, og, what, CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                    CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
+                    ops.data());
+  b.finalize(og, what);
+  if (!b.ok())
+    return false;
+  graph.operationGraph = std::move(og);
+  return true;
+}
+
+namespace {
+
+/// The engine configurations cuDNN's heuristics propose in `mode`, best
+/// first.
+bool engineConfigs(const SdpaGraph &graph, cudnnBackendHeurMode_t mode,
+                   const std::string &what,
+                   std::vector<CudnnDescriptor> &configs, std::string &error) {
+  const CudnnTable &t = *graph.table;
+  Builder b(t, error);
+  CudnnDescriptor heur = b.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what);
+  cudnnBackendDescriptor_t og = graph.operationGraph.get();
+  DTENSOR_CUDNN_SET(b, heur, what, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &og);
+  DTENSOR_CUDNN_SET(b, heur, what, CUDNN_ATTR_ENGINEHEUR_MODE,
+                    CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  b.finalize(heur, what);
+  int64_t count = 0;
+  b.check(t.cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                     nullptr),
+          what + ": get the count of CUDNN_ATTR_ENGINEHEUR_RESULTS");
+  if (!b.ok())
+    return false;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count && b.ok(); ++i) {
+    configs.push_back(b.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+                               what + ": engine configuration " +
+                                   std::to_string(i)));
+    raw.push_back(configs.back().get());
+  }
+  int64_t returned = 0;
+  if (count > 0)
+    b.check(t.cudnnBackendGetAttribute(
+                heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned, raw.data()),
+            what + ": get CUDNN_ATTR_ENGINEHEUR_RESULTS");
+  if (!b.ok())
+    return false;
+  configs.resize(std::min<int64_t>(returned, int64_t(configs.size())));
+  return true;
+}
+
+/// cuDNN's global index of the engine of `config`, -1 if it will not say.
+int64_t engineIndex(const CudnnTable &t, const CudnnDescriptor &config) {
+  cudnnBackendDescriptor_t engine = nullptr;
+  if (t.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR,
+                                     &engine) != CUDNN_STATUS_SUCCESS)
+    return -1;
+  CudnnDescriptor owned(&t, engine);
+  int64_t n = 0, index = -1;
+  if (t.cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                 &engine) != CUDNN_STATUS_SUCCESS ||
+      t.cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                                 CUDNN_TYPE_INT64, 1, &n,
+                                 &index) != CUDNN_STATUS_SUCCESS)
+    return -1;
+  return index;
+}
+
+} // namespace
+
+bool buildSdpaPlans(SdpaGraph &graph, cudnnHandle_t handle, int wanted,
+                    std::vector<SdpaPlan> &plans, std::string &refusals,
+                    std::string &error) {
+  const CudnnTable &t = *graph.table;
+  struct {
+    cudnnBackendHeurMode_t mode;
+    const char *name;
+  } modes[] = {{CUDNN_HEUR_MODE_A, "heuristics mode A"},
+               {CUDNN_HEUR_MODE_FALLBACK, "heuristics fallback mode"}};
+  auto refuse = [&refusals](const std::string &why) {
+    refusals += (refusals.empty() ? "" : "; ") + why;
+  };
+  for (const auto &m : modes) {
+    std::vector<CudnnDescriptor> configs;
+    std::string heurError;
+    if (!engineConfigs(graph, m.mode, m.name, configs, heurError)) {
+      refuse(heurError);
+      continue;
+    }
+    if (configs.empty())
+      refuse(std::string(m.name) + ": no engine configuration");
+    for (size_t i = 0; i < configs.size() && int(plans.size()) < wanted;
+         ++i) {
+      SdpaPlan p;
+      p.engine = engineIndex(t, configs[i]);
+      p.origin = std::string(m.name) + ", config " + std::to_string(i) +
+                 ", engine " + std::to_string(p.engine);
+      std::string what = "execution plan (" + p.origin + ")";
+      std::string planError;
+      Builder b(t, planError);
+      CudnnDescriptor plan =
+          b.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what);
+      cudnnBackendDescriptor_t cfg = configs[i].get();
+      DTENSOR_CUDNN_SET(b, plan, what, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                        CUDNN_TYPE_HANDLE, 1, &handle);
+      DTENSOR_CUDNN_SET(b, plan, what, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
+      b.finalize(plan, what);
+      int64_t n = 0;
+      b.check(t.cudnnBackendGetAttribute(
+                  plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                  CUDNN_TYPE_INT64, 1, &n, &p.workspaceBytes),
+              what + ": get CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE");
+      if (!b.ok()) {
+        refuse(planError);
+        continue;
+      }
+      p.config = std::move(configs[i]);
+      p.plan = std::move(plan);
+      plans.push_back(std::move(p));
+    }
+    if (!plans.empty())
+      return true;
+  }
+  error = "no execution plan finalized (" + refusals + ")";
+  return false;
+}
+
+bool executeSdpa(const SdpaGraph &graph, const SdpaPlan &plan,
+                 cudnnHandle_t handle, void *q, void *k, void *v, void *o,
+                 float scale, void *workspace, std::string &error) {
+  const CudnnTable &t = *graph.table;
+  Builder b(t, error);
+  const std::string what = "variant pack";
+  float negInf = graph.negInf;
+  int64_t uids[6] = {kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaScale, kSdpaNegInf};
+  void *pointers[6] = {q, k, v, o, &scale, &negInf};
+  int64_t count = graph.causal ? 6 : 5;
+  CudnnDescriptor pack = b.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, what);
+  DTENSOR_CUDNN_SET(b, pack, what, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                    CUDNN_TYPE_INT64, count, uids);
+  DTENSOR_CUDNN_SET(b, pack, what, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                    CUDNN_TYPE_VOID_PTR, count, pointers);
+  DTENSOR_CUDNN_SET(b, pack, what, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                    CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  b.finalize(pack, what);
+  b.check(t.cudnnBackendExecute(handle, plan.plan.get(), pack.get()),
+          "cudnnBackendExecute (" + plan.origin + ")");
+  return b.ok();
+}
+
+} // namespace dtensor::rt::cuda
