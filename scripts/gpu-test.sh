@@ -3,8 +3,9 @@
 # and e2e program (scripts/gpu-programs.txt) with 1, 2 and 4 ranks, each
 # checked against its unsharded artifact on fresh random inputs (fp32
 # relative error < 1e-5, bf16 < 1e-2, bf16acc < 5e-2); the TP MLP against PyTorch eager
-# with the same weights and under torchrun and mpirun; the fused attention
-# kernel against PyTorch's SDPA (scripts/gpu-attention-check.py); whole
+# with the same weights and under torchrun and mpirun; the runtime's
+# attention, on cuDNN and on its own kernel, against PyTorch's SDPA
+# (scripts/gpu-attention-check.py); whole
 # programs captured and replayed as one CUDA graph, collectives included
 # (GRAPH_CASES, dtensor-launch --cuda-graph); and a planted fault (a rank that skips a
 # collective), which must end with the watchdog's error naming the rank,
@@ -81,16 +82,17 @@ if [[ " $RANKS " == *" 2 "* ]]; then
   fi
 fi
 
-# The runtime's fused attention kernel against PyTorch's SDPA (one rank).
+# The runtime's attention (cuDNN's and its own kernel) against PyTorch's
+# SDPA (one rank); a cuDNN path that fell back to the kernel fails.
 if python3 -c "import torch" 2> /dev/null; then
   if out=$(python3 scripts/gpu-attention-check.py "$DIR" 2>&1); then
-    pass "fused attention vs PyTorch SDPA: $(printf '%s\n' "$out" | tail -1)"
+    pass "attention (cudnn, kernel) vs PyTorch SDPA: $(printf '%s\n' "$out" | tail -1)"
   else
-    fail "fused attention vs PyTorch SDPA"
-    printf '%s\n' "$out" | grep -v '^PASS' | tail -8 | sed 's/^/    /'
+    fail "attention (cudnn, kernel) vs PyTorch SDPA"
+    printf '%s\n' "$out" | grep -v '^PASS' | tail -16 | sed 's/^/    /'
   fi
 else
-  echo "SKIP fused attention vs PyTorch SDPA: no PyTorch"
+  echo "SKIP attention vs PyTorch SDPA: no PyTorch"
 fi
 
 # The same artifact joining other launchers' ranks (their environment; the

@@ -167,7 +167,10 @@ struct CudnnAttention {
 };
 
 CudnnAttention &cudnnAttention(DeviceState &dev) {
-  static CudnnAttention st;
+  // Never destroyed: at exit, the dlopened cuDNN is finalized before this
+  // library, so destroying descriptors then would call into a torn-down
+  // cuDNN. The process's end releases everything.
+  static CudnnAttention &st = *new CudnnAttention;
   if (st.started)
     return st;
   st.started = true;
