@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 
 namespace dtensor::rt::cuda {
@@ -97,6 +98,10 @@ private:
 #define DTENSOR_CUDNN_SET(builder, desc, what, attr, type, count, value)       \
   (builder).set(desc, what, #attr, attr, type, count, value)
 
+/// A Port of SdpaBuilder::operation, naming its attribute.
+#define DTENSOR_CUDNN_PORT(attr, desc)                                         \
+  Port { attr, #attr, desc }
+
 /// Builds the graph's tensors and operations into `graph`.
 class SdpaBuilder {
 public:
@@ -145,21 +150,12 @@ public:
     DTENSOR_CUDNN_SET(b, md, what, CUDNN_ATTR_MATMUL_COMP_TYPE,
                       CUDNN_TYPE_DATA_TYPE, 1, &f32);
     b.finalize(md, what);
-    cudnnBackendDescriptor_t mdRaw = keep(std::move(md));
-
-    what = "operation " + name + " (matmul)";
-    CudnnDescriptor op =
-        b.create(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, what);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &bMatrix);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_MATMUL_DESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mdRaw);
-    b.finalize(op, what);
-    addOperation(std::move(op), name);
+    cudnnBackendDescriptor_t desc = keep(std::move(md));
+    operation(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, name, "matmul",
+              {DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a),
+               DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_MATMUL_BDESC, bMatrix),
+               DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c),
+               DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_MATMUL_DESC, desc)});
   }
 
   /// y = mode(x[, in1][, mask]); `axis` for GEN_INDEX.
@@ -177,25 +173,14 @@ public:
       DTENSOR_CUDNN_SET(b, pd, what, CUDNN_ATTR_POINTWISE_AXIS,
                         CUDNN_TYPE_INT64, 1, &axis);
     b.finalize(pd, what);
-    cudnnBackendDescriptor_t pdRaw = keep(std::move(pd));
-
-    what = "operation " + name + " (pointwise)";
-    CudnnDescriptor op =
-        b.create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pdRaw);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    if (in1)
-      DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in1);
-    if (mask)
-      DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_TDESC,
-                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mask);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    b.finalize(op, what);
-    addOperation(std::move(op), name);
+    cudnnBackendDescriptor_t desc = keep(std::move(pd));
+    operation(
+        CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, name, "pointwise",
+        {DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc),
+         DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x),
+         DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, in1),
+         DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, mask),
+         DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y)});
   }
 
   void reduction(const std::string &name, cudnnReduceTensorOp_t reduce,
@@ -208,19 +193,11 @@ public:
     DTENSOR_CUDNN_SET(b, rd, what, CUDNN_ATTR_REDUCTION_COMP_TYPE,
                       CUDNN_TYPE_DATA_TYPE, 1, &f32);
     b.finalize(rd, what);
-    cudnnBackendDescriptor_t rdRaw = keep(std::move(rd));
-
-    what = "operation " + name + " (reduction)";
-    CudnnDescriptor op =
-        b.create(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_REDUCTION_YDESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    DTENSOR_CUDNN_SET(b, op, what, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
-                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rdRaw);
-    b.finalize(op, what);
-    addOperation(std::move(op), name);
+    cudnnBackendDescriptor_t desc = keep(std::move(rd));
+    operation(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, name, "reduction",
+              {DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x),
+               DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y),
+               DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_REDUCTION_DESC, desc)});
   }
 
 private:
@@ -230,7 +207,23 @@ private:
     return raw;
   }
 
-  void addOperation(CudnnDescriptor op, const std::string &name) {
+  /// One descriptor-valued attribute of an operation; null: not set.
+  struct Port {
+    cudnnBackendAttributeName_t attribute;
+    const char *attributeName;
+    cudnnBackendDescriptor_t desc;
+  };
+
+  /// Creates, connects and finalizes operation `name` of `type`.
+  void operation(cudnnBackendDescriptorType_t type, const std::string &name,
+                 const char *kind, std::initializer_list<Port> ports) {
+    std::string what = "operation " + name + " (" + kind + ")";
+    CudnnDescriptor op = b.create(type, what);
+    for (const Port &port : ports)
+      if (port.desc)
+        b.set(op, what, port.attributeName, port.attribute,
+              CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &port.desc);
+    b.finalize(op, what);
     graph.operations.push_back(std::move(op));
     graph.operationNames.push_back(name);
   }
