@@ -56,8 +56,6 @@ def main():
     lib.dtensor_rt_cuda_stream.restype = ctypes.c_void_p
     lib.dtensor_rt_cuda_stream.argtypes = [ctypes.c_void_p]
     lib.dtensor_rt_attention_last.restype = ctypes.c_int32
-    lib.dtensor_rt_attention_last.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
-                                              ctypes.c_int64]
     lib.dtensor_rt_graph_begin.argtypes = [ctypes.c_void_p]
     lib.dtensor_rt_graph_end.restype = ctypes.c_void_p
     lib.dtensor_rt_graph_end.argtypes = [ctypes.c_void_p]
@@ -80,7 +78,8 @@ def main():
 
     def last():
         """(path the last call took: 'cudnn', 'kernel' or 'none', note)."""
-        path = lib.dtensor_rt_attention_last(ctx, note, len(note))
+        path = lib.dtensor_rt_attention_last(ctx, note,
+                                             ctypes.c_int64(len(note)))
         return ({1: "cudnn", 0: "kernel"}.get(path, "none"),
                 note.value.decode(errors="replace"))
 

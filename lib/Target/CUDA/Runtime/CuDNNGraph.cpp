@@ -71,20 +71,28 @@ public:
     return CudnnDescriptor(&table, desc);
   }
 
-  void set(const CudnnDescriptor &desc, const std::string &what,
-           const char *attributeName, cudnnBackendAttributeName_t attribute,
-           cudnnBackendAttributeType_t type, int64_t count, const void *value) {
-    if (!good)
-      return;
-    check(table.cudnnBackendSetAttribute(desc.get(), attribute, type, count,
-                                         value),
-          what + ": set " + attributeName);
-  }
+  /// One attribute to set; a null `value` is left unset.
+  struct Attribute {
+    cudnnBackendAttributeName_t attribute;
+    const char *name;
+    cudnnBackendAttributeType_t type;
+    int64_t count;
+    const void *value;
+  };
 
-  void finalize(const CudnnDescriptor &desc, const std::string &what) {
-    if (!good)
-      return;
-    check(table.cudnnBackendFinalize(desc.get()), what + ": finalize");
+  /// Creates a descriptor of `type`, sets `attributes` and finalizes it.
+  CudnnDescriptor make(cudnnBackendDescriptorType_t type,
+                       const std::string &what,
+                       std::initializer_list<Attribute> attributes) {
+    CudnnDescriptor d = create(type, what);
+    for (const Attribute &a : attributes)
+      if (good && a.value)
+        check(table.cudnnBackendSetAttribute(d.get(), a.attribute, a.type,
+                                             a.count, a.value),
+              what + ": set " + a.name);
+    if (good)
+      check(table.cudnnBackendFinalize(d.get()), what + ": finalize");
+    return d;
   }
 
   const CudnnTable &table;
@@ -94,13 +102,14 @@ private:
   bool good = true;
 };
 
-/// Sets attribute `attr` naming it in a failure.
-#define DTENSOR_CUDNN_SET(builder, desc, what, attr, type, count, value)       \
-  (builder).set(desc, what, #attr, attr, type, count, value)
+/// A Builder::Attribute naming its attribute.
+#define DTENSOR_CUDNN_ATTR(attr, type, count, value)                           \
+  Builder::Attribute { attr, #attr, type, count, value }
 
-/// A Port of SdpaBuilder::operation, naming its attribute.
+/// A descriptor-valued attribute: `desc` (an lvalue), unset when null.
 #define DTENSOR_CUDNN_PORT(attr, desc)                                         \
-  Port { attr, #attr, desc }
+  DTENSOR_CUDNN_ATTR(attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,                   \
+                     (desc) ? &(desc) : nullptr)
 
 /// Builds the graph's tensors and operations into `graph`.
 class SdpaBuilder {
@@ -111,28 +120,24 @@ public:
                                   cudnnDataType_t type, const Dims &dims,
                                   const Dims &strides, bool isVirtual,
                                   bool byValue = false) {
-    std::string what = "tensor " + name;
-    CudnnDescriptor d = b.create(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what);
     int64_t alignment = kAlignmentBytes;
     bool yes = true;
-    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_DATA_TYPE,
-                      CUDNN_TYPE_DATA_TYPE, 1, &type);
-    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_DIMENSIONS,
-                      CUDNN_TYPE_INT64, 4, dims.data());
-    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
-                      4, strides.data());
-    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_UNIQUE_ID,
-                      CUDNN_TYPE_INT64, 1, &uid);
-    DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
-                      CUDNN_TYPE_INT64, 1, &alignment);
-    if (isVirtual)
-      DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_IS_VIRTUAL,
-                        CUDNN_TYPE_BOOLEAN, 1, &yes);
-    if (byValue)
-      DTENSOR_CUDNN_SET(b, d, what, CUDNN_ATTR_TENSOR_IS_BY_VALUE,
-                        CUDNN_TYPE_BOOLEAN, 1, &yes);
-    b.finalize(d, what);
-    return keep(std::move(d));
+    return keep(b.make(
+        CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor " + name,
+        {DTENSOR_CUDNN_ATTR(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
+                            &type),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4,
+                            dims.data()),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4,
+                            strides.data()),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1,
+                            &uid),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64,
+                            1, &alignment),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1,
+                            isVirtual ? &yes : nullptr),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN,
+                            1, byValue ? &yes : nullptr)}));
   }
 
   /// A virtual tensor with the next free id.
@@ -144,13 +149,11 @@ public:
 
   void matmul(const std::string &name, cudnnBackendDescriptor_t a,
               cudnnBackendDescriptor_t bMatrix, cudnnBackendDescriptor_t c) {
-    std::string what = "matmul descriptor of " + name;
-    CudnnDescriptor md = b.create(CUDNN_BACKEND_MATMUL_DESCRIPTOR, what);
     cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    DTENSOR_CUDNN_SET(b, md, what, CUDNN_ATTR_MATMUL_COMP_TYPE,
-                      CUDNN_TYPE_DATA_TYPE, 1, &f32);
-    b.finalize(md, what);
-    cudnnBackendDescriptor_t desc = keep(std::move(md));
+    cudnnBackendDescriptor_t desc = keep(
+        b.make(CUDNN_BACKEND_MATMUL_DESCRIPTOR, "matmul descriptor of " + name,
+               {DTENSOR_CUDNN_ATTR(CUDNN_ATTR_MATMUL_COMP_TYPE,
+                                   CUDNN_TYPE_DATA_TYPE, 1, &f32)}));
     operation(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, name, "matmul",
               {DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a),
                DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_MATMUL_BDESC, bMatrix),
@@ -158,22 +161,19 @@ public:
                DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_MATMUL_DESC, desc)});
   }
 
-  /// y = mode(x[, in1][, mask]); `axis` for GEN_INDEX.
+  /// y = mode(x[, in1][, mask]); `axis` (for GEN_INDEX) when non-negative.
   void pointwise(const std::string &name, cudnnPointwiseMode_t mode,
                  cudnnDataType_t compute, cudnnBackendDescriptor_t x,
                  cudnnBackendDescriptor_t in1, cudnnBackendDescriptor_t mask,
                  cudnnBackendDescriptor_t y, int64_t axis = -1) {
-    std::string what = "pointwise descriptor of " + name;
-    CudnnDescriptor pd = b.create(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, what);
-    DTENSOR_CUDNN_SET(b, pd, what, CUDNN_ATTR_POINTWISE_MODE,
-                      CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-    DTENSOR_CUDNN_SET(b, pd, what, CUDNN_ATTR_POINTWISE_MATH_PREC,
-                      CUDNN_TYPE_DATA_TYPE, 1, &compute);
-    if (axis >= 0)
-      DTENSOR_CUDNN_SET(b, pd, what, CUDNN_ATTR_POINTWISE_AXIS,
-                        CUDNN_TYPE_INT64, 1, &axis);
-    b.finalize(pd, what);
-    cudnnBackendDescriptor_t desc = keep(std::move(pd));
+    cudnnBackendDescriptor_t desc = keep(b.make(
+        CUDNN_BACKEND_POINTWISE_DESCRIPTOR, "pointwise descriptor of " + name,
+        {DTENSOR_CUDNN_ATTR(CUDNN_ATTR_POINTWISE_MODE,
+                            CUDNN_TYPE_POINTWISE_MODE, 1, &mode),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_POINTWISE_MATH_PREC,
+                            CUDNN_TYPE_DATA_TYPE, 1, &compute),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1,
+                            axis >= 0 ? &axis : nullptr)}));
     operation(
         CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, name, "pointwise",
         {DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc),
@@ -185,15 +185,13 @@ public:
 
   void reduction(const std::string &name, cudnnReduceTensorOp_t reduce,
                  cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y) {
-    std::string what = "reduction descriptor of " + name;
-    CudnnDescriptor rd = b.create(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, what);
     cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    DTENSOR_CUDNN_SET(b, rd, what, CUDNN_ATTR_REDUCTION_OPERATOR,
-                      CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &reduce);
-    DTENSOR_CUDNN_SET(b, rd, what, CUDNN_ATTR_REDUCTION_COMP_TYPE,
-                      CUDNN_TYPE_DATA_TYPE, 1, &f32);
-    b.finalize(rd, what);
-    cudnnBackendDescriptor_t desc = keep(std::move(rd));
+    cudnnBackendDescriptor_t desc = keep(b.make(
+        CUDNN_BACKEND_REDUCTION_DESCRIPTOR, "reduction descriptor of " + name,
+        {DTENSOR_CUDNN_ATTR(CUDNN_ATTR_REDUCTION_OPERATOR,
+                            CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &reduce),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_REDUCTION_COMP_TYPE,
+                            CUDNN_TYPE_DATA_TYPE, 1, &f32)}));
     operation(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, name, "reduction",
               {DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x),
                DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y),
@@ -207,24 +205,12 @@ private:
     return raw;
   }
 
-  /// One descriptor-valued attribute of an operation; null: not set.
-  struct Port {
-    cudnnBackendAttributeName_t attribute;
-    const char *attributeName;
-    cudnnBackendDescriptor_t desc;
-  };
-
   /// Creates, connects and finalizes operation `name` of `type`.
   void operation(cudnnBackendDescriptorType_t type, const std::string &name,
-                 const char *kind, std::initializer_list<Port> ports) {
-    std::string what = "operation " + name + " (" + kind + ")";
-    CudnnDescriptor op = b.create(type, what);
-    for (const Port &port : ports)
-      if (port.desc)
-        b.set(op, what, port.attributeName, port.attribute,
-              CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &port.desc);
-    b.finalize(op, what);
-    graph.operations.push_back(std::move(op));
+                 const char *kind,
+                 std::initializer_list<Builder::Attribute> ports) {
+    graph.operations.push_back(
+        b.make(type, "operation " + name + " (" + kind + ")", ports));
     graph.operationNames.push_back(name);
   }
 
@@ -376,17 +362,16 @@ bool buildSdpaOperationGraph(SdpaGraph &graph, cudnnHandle_t handle,
                              std::string &error) {
   Builder b(*graph.table, error);
   const std::string what = "operation graph";
-  CudnnDescriptor og =
-      b.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, what);
   std::vector<cudnnBackendDescriptor_t> ops;
   for (const CudnnDescriptor &op : graph.operations)
     ops.push_back(op.get());
-  DTENSOR_CUDNN_SET(b, og, what, CUDNN_ATTR_OPERATIONGRAPH_HANDLE,
-                    CUDNN_TYPE_HANDLE, 1, &handle);
-  DTENSOR_CUDNN_SET(b, og, what, CUDNN_ATTR_OPERATIONGRAPH_OPS,
-                    CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
-                    ops.data());
-  b.finalize(og, what);
+  CudnnDescriptor og = b.make(
+      CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, what,
+      {DTENSOR_CUDNN_ATTR(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE,
+                          1, &handle),
+       DTENSOR_CUDNN_ATTR(CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
+                          ops.data())});
   if (!b.ok())
     return false;
   graph.operationGraph = std::move(og);
@@ -402,13 +387,12 @@ bool engineConfigs(const SdpaGraph &graph, cudnnBackendHeurMode_t mode,
                    std::vector<CudnnDescriptor> &configs, std::string &error) {
   const CudnnTable &t = *graph.table;
   Builder b(t, error);
-  CudnnDescriptor heur = b.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what);
   cudnnBackendDescriptor_t og = graph.operationGraph.get();
-  DTENSOR_CUDNN_SET(b, heur, what, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &og);
-  DTENSOR_CUDNN_SET(b, heur, what, CUDNN_ATTR_ENGINEHEUR_MODE,
-                    CUDNN_TYPE_HEUR_MODE, 1, &mode);
-  b.finalize(heur, what);
+  CudnnDescriptor heur = b.make(
+      CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what,
+      {DTENSOR_CUDNN_PORT(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, og),
+       DTENSOR_CUDNN_ATTR(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
+                          &mode)});
   int64_t count = 0;
   b.check(t.cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
@@ -485,14 +469,12 @@ bool buildSdpaPlans(SdpaGraph &graph, cudnnHandle_t handle, int wanted,
       std::string what = "execution plan (" + p.origin + ")";
       std::string planError;
       Builder b(t, planError);
-      CudnnDescriptor plan =
-          b.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what);
       cudnnBackendDescriptor_t cfg = configs[i].get();
-      DTENSOR_CUDNN_SET(b, plan, what, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                        CUDNN_TYPE_HANDLE, 1, &handle);
-      DTENSOR_CUDNN_SET(b, plan, what, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg);
-      b.finalize(plan, what);
+      CudnnDescriptor plan = b.make(
+          CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what,
+          {DTENSOR_CUDNN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                              CUDNN_TYPE_HANDLE, 1, &handle),
+           DTENSOR_CUDNN_PORT(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg)});
       int64_t n = 0;
       b.check(t.cudnnBackendGetAttribute(
                   plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
@@ -523,14 +505,14 @@ bool executeSdpa(const SdpaGraph &graph, const SdpaPlan &plan,
   int64_t uids[6] = {kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaScale, kSdpaNegInf};
   void *pointers[6] = {q, k, v, o, &scale, &negInf};
   int64_t count = graph.causal ? 6 : 5;
-  CudnnDescriptor pack = b.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, what);
-  DTENSOR_CUDNN_SET(b, pack, what, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
-                    CUDNN_TYPE_INT64, count, uids);
-  DTENSOR_CUDNN_SET(b, pack, what, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                    CUDNN_TYPE_VOID_PTR, count, pointers);
-  DTENSOR_CUDNN_SET(b, pack, what, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
-                    CUDNN_TYPE_VOID_PTR, 1, &workspace);
-  b.finalize(pack, what);
+  CudnnDescriptor pack = b.make(
+      CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, what,
+      {DTENSOR_CUDNN_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                          count, uids),
+       DTENSOR_CUDNN_ATTR(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                          CUDNN_TYPE_VOID_PTR, count, pointers),
+       DTENSOR_CUDNN_ATTR(CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                          CUDNN_TYPE_VOID_PTR, 1, &workspace)});
   b.check(t.cudnnBackendExecute(handle, plan.plan.get(), pack.get()),
           "cudnnBackendExecute (" + plan.origin + ")");
   return b.ok();
