@@ -59,17 +59,19 @@ int build(const CudnnTable &table) {
       problem(CUDNN_DATA_HALF, 2, 200, 3, 64, false, true),
       problem(CUDNN_DATA_BFLOAT16, 2, 77, 2, 128, true, false),
   };
-  for (const SdpaProblem &p : problems) {
-    SdpaGraph graph;
-    std::string error;
-    bool ok = buildSdpaOperations(table, p, graph, error);
-    std::string names;
-    for (const std::string &name : graph.operationNames)
-      names += (names.empty() ? "" : " | ") + name;
-    expect(ok, "operations of " + p.describe() + ": " +
-                   std::to_string(graph.operations.size()) + ": " + names +
-                   (ok ? "" : " ERROR " + error));
-  }
+  for (const SdpaProblem &p : problems)
+    for (SdpaIndexMath math : {SdpaIndexMath::F32, SdpaIndexMath::I32}) {
+      SdpaGraph graph;
+      std::string error;
+      bool ok = buildSdpaOperations(table, p, math, graph, error);
+      std::string names;
+      for (const std::string &name : graph.operationNames)
+        names += (names.empty() ? "" : " | ") + name;
+      expect(ok, "operations of " + p.describe() + " (" +
+                     describeIndexMath(math) + "): " +
+                     std::to_string(graph.operations.size()) + ": " + names +
+                     (ok ? "" : " ERROR " + error));
+    }
 
   // Support checks (pointers: 16-byte aligned unless shifted).
   alignas(16) static char buffer[64];
@@ -100,7 +102,7 @@ int build(const CudnnTable &table) {
   bad.sq = -5;
   SdpaGraph graph;
   std::string error;
-  bool ok = buildSdpaOperations(table, bad, graph, error);
+  bool ok = buildSdpaOperations(table, bad, SdpaIndexMath::F32, graph, error);
   std::printf("invalid problem: %s\n", ok ? "built" : error.c_str());
   expect(!ok, "a negative sequence length is refused");
   std::printf("%d failed\n", failures);

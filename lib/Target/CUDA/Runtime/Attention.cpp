@@ -28,8 +28,9 @@
 // runs on the kernel without asking again. The workspace comes from the
 // stream-ordered pool at each call (capturable). The first call of a shape
 // builds plans, creates the handle and times with events: make it before
-// a CUDA graph capture (as for matmuls); a first call inside a capture
-// takes the first plan untimed.
+// a CUDA graph capture (as for matmuls). A first call inside a capture
+// takes the first plan untimed (events would break the capture), but
+// cuDNN's plan building is not known to be capture-safe.
 //
 //===----------------------------------------------------------------------===//
 
@@ -205,21 +206,38 @@ std::string formatMs(float ms) {
 void buildEntry(CudnnAttention &st, CudnnEntry &entry, const SdpaProblem &p,
                 void *q, void *k, void *v, void *o, float scale,
                 const char *op) {
-  entry.graph = std::make_unique<SdpaGraph>();
-  std::string error, refusals;
-  if (!buildSdpaOperations(*st.table, p, *entry.graph, error) ||
-      !buildSdpaOperationGraph(*entry.graph, st.handle, error)) {
-    entry.failure = error;
-    return;
-  }
   bool capturing = computeStreamCapturing(op);
   const char *autotuneEnv = std::getenv("DTENSOR_ATTENTION_AUTOTUNE");
   bool autotune =
       !capturing && !(autotuneEnv && std::string(autotuneEnv) == "0");
+  // The graph's forms, in order, until one gets plans (the index math only
+  // exists with a causal mask).
+  std::vector<SdpaIndexMath> forms{SdpaIndexMath::F32};
+  if (p.causal)
+    forms.push_back(SdpaIndexMath::I32);
   std::vector<SdpaPlan> plans;
-  if (!buildSdpaPlans(*entry.graph, st.handle, autotune ? kAutotunePlans : 1,
-                      plans, refusals, error)) {
-    entry.failure = error;
+  std::string refusals, failures;
+  for (SdpaIndexMath form : forms) {
+    entry.graph = std::make_unique<SdpaGraph>();
+    std::string error, formRefusals;
+    bool ok =
+        buildSdpaOperations(*st.table, p, form, *entry.graph, error) &&
+        buildSdpaOperationGraph(*entry.graph, st.handle, error) &&
+        buildSdpaPlans(*entry.graph, st.handle, autotune ? kAutotunePlans : 1,
+                       plans, formRefusals, error);
+    std::string label = p.causal ? std::string(describeIndexMath(form)) + ": "
+                                 : std::string();
+    if (ok) {
+      if (!formRefusals.empty())
+        refusals = label + formRefusals;
+      if (!failures.empty())
+        refusals += (refusals.empty() ? "" : "; ") + failures;
+      break;
+    }
+    failures += (failures.empty() ? "" : "; ") + label + error;
+  }
+  if (plans.empty()) {
+    entry.failure = failures;
     return;
   }
   size_t best = 0;

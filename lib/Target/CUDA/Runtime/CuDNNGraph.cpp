@@ -283,8 +283,13 @@ std::string sdpaUnsupported(const SdpaProblem &p, const void *const ptrs[4]) {
   return std::string();
 }
 
+const char *describeIndexMath(SdpaIndexMath math) {
+  return math == SdpaIndexMath::F32 ? "f32 GEN_INDEX" : "i32 GEN_INDEX";
+}
+
 bool buildSdpaOperations(const CudnnTable &table, const SdpaProblem &p,
-                         SdpaGraph &graph, std::string &error) {
+                         SdpaIndexMath indexMath, SdpaGraph &graph,
+                         std::string &error) {
   graph.table = &table;
   graph.causal = p.causal;
   // cudnn-frontend masks with -inf from cuDNN 9.10 on, before with the
@@ -320,11 +325,13 @@ bool buildSdpaOperations(const CudnnTable &table, const SdpaProblem &p,
                            scalar, false, true);
     auto row = g.virtualTensor("row index", CUDNN_DATA_INT32, scoreDims,
                                scoreStrides);
-    g.pointwise("gen_row_index", CUDNN_POINTWISE_GEN_INDEX, f32, scaled,
+    cudnnDataType_t indexType =
+        indexMath == SdpaIndexMath::F32 ? f32 : CUDNN_DATA_INT32;
+    g.pointwise("gen_row_index", CUDNN_POINTWISE_GEN_INDEX, indexType, scaled,
                 nullptr, nullptr, row, /*axis=*/2);
     auto col = g.virtualTensor("column index", CUDNN_DATA_INT32, scoreDims,
                                scoreStrides);
-    g.pointwise("gen_col_index", CUDNN_POINTWISE_GEN_INDEX, f32, scaled,
+    g.pointwise("gen_col_index", CUDNN_POINTWISE_GEN_INDEX, indexType, scaled,
                 nullptr, nullptr, col, /*axis=*/3);
     auto keep = g.virtualTensor("row >= column", CUDNN_DATA_BOOLEAN,
                                 scoreDims, scoreStrides);

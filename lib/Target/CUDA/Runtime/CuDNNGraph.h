@@ -117,10 +117,20 @@ enum SdpaUid : int64_t {
   kSdpaNegInf = 6,
 };
 
+/// How the causal mask computes its row and column indices: GEN_INDEX in
+/// f32, as cudnn-frontend writes it today, or in i32, as its releases up
+/// to 1.5 did. Both are kept so that a cuDNN that does not fuse the one
+/// may be offered the other (Attention.cpp tries them in this order).
+enum class SdpaIndexMath { F32, I32 };
+
+/// "f32 GEN_INDEX", "i32 GEN_INDEX".
+const char *describeIndexMath(SdpaIndexMath math);
+
 /// Creates and finalizes every tensor and operation of `p`'s graph. No
 /// handle, no device needed. False with `error` naming the failing step.
 bool buildSdpaOperations(const CudnnTable &table, const SdpaProblem &p,
-                         SdpaGraph &graph, std::string &error);
+                         SdpaIndexMath indexMath, SdpaGraph &graph,
+                         std::string &error);
 
 /// Finalizes the operation graph of built operations on `handle`.
 bool buildSdpaOperationGraph(SdpaGraph &graph, cudnnHandle_t handle,
