@@ -284,6 +284,8 @@ bool computeStreamCapturing(const char *op) {
 
 float medianStreamMs(const std::function<bool()> &launch, int repeats,
                      const char *op) {
+  if (repeats < 1)
+    return -1;
   DeviceState &dev = device(op);
   std::vector<CUevent> events(2 * repeats);
   for (CUevent &event : events)
