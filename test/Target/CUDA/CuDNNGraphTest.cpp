@@ -3,7 +3,8 @@
 // dtensor-cuda-cudnn-test: the parts of the runtime's cuDNN attention that
 // need no GPU (cudnn.test):
 //   probe    loads cuDNN (CuDNN.h's search order); exit 0 and "cuDNN
-//            <version>" when it loads, exit 1 and the loader's error else
+//            <version> (<path>)" when it loads, exit 1 and the loader's
+//            error else
 //   symbols  the functions the loader resolves, one per line
 //   build    builds and finalizes every tensor and operation of the
 //            attention graph (CuDNNGraph.h) for a set of problems (no
@@ -124,7 +125,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (command == "probe") {
-    std::printf("cuDNN %s\n", formatCudnnVersion(table->version).c_str());
+    std::printf("cuDNN %s (%s)\n", formatCudnnVersion(table->version).c_str(),
+                table->path.c_str());
     return 0;
   }
   if (command == "symbols") {

@@ -40,9 +40,12 @@ std::vector<std::string> defaultCandidates() {
     files.push_back(dir + "/lib/" + kSoname);
   if (std::string dir = envString("CUDNN_HOME"); !dir.empty())
     files.push_back(dir + "/lib64/" + kSoname);
-  if (std::string dir = envString("CUDA_HOME"); !dir.empty())
+  if (std::string dir = envString("CUDA_HOME"); !dir.empty()) {
     files.push_back(dir + "/lib64/" + kSoname);
+    files.push_back(dir + "/lib/" + kSoname);
+  }
   files.push_back(std::string("/usr/local/cuda/lib64/") + kSoname);
+  files.push_back(std::string("/usr/local/cuda/lib/") + kSoname);
   return files;
 }
 
@@ -69,9 +72,10 @@ CudnnLoad load() {
       l.table.path = loadedPath(handle, file);
       break;
     }
+    // dlerror() names the file: "<file>: cannot open shared object ...".
     const char *why = ::dlerror();
-    tried += (tried.empty() ? "" : "; ") + file + ": " +
-             (why ? why : "unknown dlopen error");
+    tried += (tried.empty() ? "" : "; ") +
+             (why ? std::string(why) : file + ": unknown dlopen error");
   }
   if (!handle) {
     l.error = override.empty()

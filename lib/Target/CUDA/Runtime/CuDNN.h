@@ -15,8 +15,8 @@
 //      of the build), the ld.so cache;
 //   3. $CUDNN_PATH/lib/libcudnn.so.9 (the pip wheel's directory, the
 //      variable PyTorch extensions and Transformer Engine use),
-//      $CUDNN_HOME/lib64 and $CUDA_HOME/lib64, then
-//      /usr/local/cuda/lib64/libcudnn.so.9.
+//      $CUDNN_HOME/lib64, $CUDA_HOME/lib64 and /lib, then
+//      /usr/local/cuda/lib64 and /usr/local/cuda/lib.
 // cuDNN 9 (cudnnGetVersion() >= 90000) is required.
 //
 // This file needs neither the CUDA driver nor a GPU (the descriptors of a
