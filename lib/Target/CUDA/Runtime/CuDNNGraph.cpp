@@ -174,13 +174,19 @@ public:
                             CUDNN_TYPE_DATA_TYPE, 1, &compute),
          DTENSOR_CUDNN_ATTR(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1,
                             axis >= 0 ? &axis : nullptr)}));
+    // cudnn-frontend always sets both alphas (1 by default); so do we.
+    float one = 1.0f;
     operation(
         CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, name, "pointwise",
         {DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc),
          DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x),
          DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, in1),
          DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, mask),
-         DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y)});
+         DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1,
+                            CUDNN_TYPE_FLOAT, 1, &one),
+         DTENSOR_CUDNN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2,
+                            CUDNN_TYPE_FLOAT, 1, &one)});
   }
 
   void reduction(const std::string &name, cudnnReduceTensorOp_t reduce,
