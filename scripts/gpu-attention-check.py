@@ -8,7 +8,7 @@ causal or not, one or two batches, dense or strided operands (q, k, v as
 views of one fused qkv projection, as compiled programs pass them),
 sequence lengths that are not multiples of the 64-row tiles; one case with
 operands that are not 16-byte aligned, which cuDNN must leave to the
-kernel; one CUDA-graph capture and replay of the cuDNN path.
+kernel; one CUDA-graph capture and replay of the default path (cuDNN).
 
 Each case line gives the max relative error of each path and the path the
 runtime reports (dtensor_rt_attention_last). A case FAILs when an error is
