@@ -18,6 +18,8 @@
 // case the kernel runs. DTENSOR_ATTENTION_VERBOSE=1 prints one line per
 // shape and path saying which ran and why (cuDNN's status and the failing
 // step); with DTENSOR_ATTENTION=cudnn a fallback is printed without it.
+// DTENSOR_ATTENTION_VERBOSE=2 also traces each cuDNN stage before it
+// runs (to place a crash inside cuDNN).
 // dtensor_rt_attention_last returns the same note to a host.
 //
 // cuDNN plans: one per problem (SdpaProblem::key), built on the problem's
@@ -167,6 +169,18 @@ struct CudnnAttention {
   std::unordered_map<std::string, CudnnEntry> entries;
 };
 
+/// DTENSOR_ATTENTION_VERBOSE=2: "cuDNN stage: <what>" before a stage.
+void traceStage(const char *op, const std::string &what) {
+  const char *level = std::getenv("DTENSOR_ATTENTION_VERBOSE");
+  if (!level || std::string(level) != "2")
+    return;
+  int64_t rank = messageRank();
+  std::fprintf(stderr, "dtensor runtime: rank %s: %s: cuDNN stage: %s\n",
+               rank >= 0 ? std::to_string(rank).c_str() : "?", op,
+               what.c_str());
+  std::fflush(stderr);
+}
+
 CudnnAttention &cudnnAttention(DeviceState &dev) {
   // Never destroyed: at exit, the dlopened cuDNN is finalized before this
   // library, so destroying descriptors then would call into a torn-down
@@ -175,6 +189,7 @@ CudnnAttention &cudnnAttention(DeviceState &dev) {
   if (st.started)
     return st;
   st.started = true;
+  traceStage("attention", "loading cuDNN and creating its handle");
   std::string error;
   st.table = loadCudnn(error);
   if (!st.table) {
@@ -220,11 +235,19 @@ void buildEntry(CudnnAttention &st, CudnnEntry &entry, const SdpaProblem &p,
   for (SdpaIndexMath form : forms) {
     entry.graph = std::make_unique<SdpaGraph>();
     std::string error, formRefusals;
-    bool ok =
-        buildSdpaOperations(*st.table, p, form, *entry.graph, error) &&
-        buildSdpaOperationGraph(*entry.graph, st.handle, error) &&
-        buildSdpaPlans(*entry.graph, st.handle, autotune ? kAutotunePlans : 1,
-                       plans, formRefusals, error);
+    std::string where = p.describe() + ", " + describeIndexMath(form);
+    traceStage(op, "tensors and operations of " + where);
+    bool ok = buildSdpaOperations(*st.table, p, form, *entry.graph, error);
+    if (ok) {
+      traceStage(op, "operation graph of " + where);
+      ok = buildSdpaOperationGraph(*entry.graph, st.handle, error);
+    }
+    if (ok) {
+      traceStage(op, "heuristics and execution plans of " + where);
+      ok = buildSdpaPlans(*entry.graph, st.handle,
+                          autotune ? kAutotunePlans : 1, plans, formRefusals,
+                          error);
+    }
     std::string label = p.causal ? std::string(describeIndexMath(form)) + ": "
                                  : std::string();
     if (ok) {
@@ -251,6 +274,7 @@ void buildEntry(CudnnAttention &st, CudnnEntry &entry, const SdpaProblem &p,
                        : nullptr;
     float bestMs = -1;
     for (size_t i = 0; i < plans.size(); ++i) {
+      traceStage(op, "timing " + plans[i].origin);
       std::string runError;
       float ms = medianStreamMs(
           [&] {
@@ -316,6 +340,8 @@ bool runCudnn(DeviceState &dev, const SdpaProblem &p, const StridedView &qv,
                  ? allocAsync(size_t(wsBytes), op, "cuDNN attention workspace")
                  : nullptr;
   std::string error;
+  if (fresh)
+    traceStage(op, "first execution of " + entry.plan.origin);
   bool ok = executeSdpa(*entry.graph, entry.plan, st.handle, qv.data, kv.data,
                         vv.data, ov.data, scale, ws, error);
   freeAsync(ws, op);
@@ -392,7 +418,8 @@ void attention(void *ctx, int typeSlot, const char *op, int64_t qRank, void *q,
   if (batch == 0 || sq == 0 || heads == 0)
     return;
   const char *verboseEnv = std::getenv("DTENSOR_ATTENTION_VERBOSE");
-  bool verbose = verboseEnv && std::string(verboseEnv) == "1";
+  bool verbose = verboseEnv && (std::string(verboseEnv) == "1" ||
+                                std::string(verboseEnv) == "2");
 
   SdpaProblem p;
   p.type = typeSlot == 0 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
