@@ -169,16 +169,26 @@ struct CudnnAttention {
   std::unordered_map<std::string, CudnnEntry> entries;
 };
 
+/// DTENSOR_ATTENTION_VERBOSE: 0 (unset or other), 1 or 2.
+int attentionVerbosity() {
+  const char *level = std::getenv("DTENSOR_ATTENTION_VERBOSE");
+  std::string value = level ? level : "";
+  return value == "1" ? 1 : value == "2" ? 2 : 0;
+}
+
+/// "dtensor runtime: rank R: <op>: <text>" on stderr.
+void printNote(const char *op, const std::string &text) {
+  int64_t rank = messageRank();
+  std::fprintf(stderr, "dtensor runtime: rank %s: %s: %s\n",
+               rank >= 0 ? std::to_string(rank).c_str() : "?", op,
+               text.c_str());
+  std::fflush(stderr);
+}
+
 /// DTENSOR_ATTENTION_VERBOSE=2: "cuDNN stage: <what>" before a stage.
 void traceStage(const char *op, const std::string &what) {
-  const char *level = std::getenv("DTENSOR_ATTENTION_VERBOSE");
-  if (!level || std::string(level) != "2")
-    return;
-  int64_t rank = messageRank();
-  std::fprintf(stderr, "dtensor runtime: rank %s: %s: cuDNN stage: %s\n",
-               rank >= 0 ? std::to_string(rank).c_str() : "?", op,
-               what.c_str());
-  std::fflush(stderr);
+  if (attentionVerbosity() == 2)
+    printNote(op, "cuDNN stage: " + what);
 }
 
 CudnnAttention &cudnnAttention(DeviceState &dev) {
@@ -375,13 +385,8 @@ void record(int32_t path, const std::string &key, const std::string &note,
   AttentionRecord &r = attentionRecord();
   r.path = path;
   r.note = note;
-  if (!print || !r.printed.insert(std::to_string(path) + key).second)
-    return;
-  int64_t rank = messageRank();
-  std::fprintf(stderr, "dtensor runtime: rank %s: %s: %s\n",
-               rank >= 0 ? std::to_string(rank).c_str() : "?", op,
-               note.c_str());
-  std::fflush(stderr);
+  if (print && r.printed.insert(std::to_string(path) + key).second)
+    printNote(op, note);
 }
 
 void attention(void *ctx, int typeSlot, const char *op, int64_t qRank, void *q,
@@ -417,9 +422,7 @@ void attention(void *ctx, int typeSlot, const char *op, int64_t qRank, void *q,
                       "' is neither 'cudnn' nor 'kernel'");
   if (batch == 0 || sq == 0 || heads == 0)
     return;
-  const char *verboseEnv = std::getenv("DTENSOR_ATTENTION_VERBOSE");
-  bool verbose = verboseEnv && (std::string(verboseEnv) == "1" ||
-                                std::string(verboseEnv) == "2");
+  bool verbose = attentionVerbosity() > 0;
 
   SdpaProblem p;
   p.type = typeSlot == 0 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
