@@ -304,6 +304,7 @@ def main():
     runtime.dtensor_rt_graph_begin.argtypes = [ctypes.c_void_p]
     runtime.dtensor_rt_graph_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     runtime.dtensor_rt_graph_destroy.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    runtime.dtensor_rt_attention_last.restype = ctypes.c_int32
     runtime.dtensor_rt_cuda_peak_bytes.restype = ctypes.c_uint64
     runtime.dtensor_rt_cuda_peak_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int32]
     runtime.dtensor_rt_matmul_best_ms.restype = ctypes.c_float
@@ -354,6 +355,14 @@ def main():
             call()
             torch.cuda.synchronize()
             err = errors(call.outputs())
+            if block in ("attn", "layer"):
+                # Which attention core ran (cuDNN's or the runtime's kernel).
+                note = ctypes.create_string_buffer(4096)
+                path = runtime.dtensor_rt_attention_last(
+                    ctx, note, ctypes.c_int64(len(note)))
+                print(f"  {name}: attention core: "
+                      f"{ {1: 'cudnn', 0: 'kernel'}.get(path, 'none') }: "
+                      f"{note.value.decode(errors='replace')}", flush=True)
             call.free()
             torch.cuda.synchronize()
             runtime.dtensor_rt_cuda_peak_bytes(ctx, 1)
