@@ -180,7 +180,8 @@ static SmallVector<Value> flatOperands(IRRewriter &rewriter,
 /// index `index`, at the insertion point: vector.load / vector.store of the
 /// 1-D views `flat` (flatOperands) aligned to the access size, the body
 /// applied to vectors. `given` may supply an input operand's value (a
-/// scalar, broadcast to the chunk) instead of a load.
+/// scalar, broadcast to the chunk, or the chunk's vector) instead of a
+/// load.
 static void emitVectorChunk(
     IRRewriter &rewriter, linalg::LinalgOp op, int64_t lanes,
     ArrayRef<Value> flat, Value index,
@@ -202,7 +203,8 @@ static void emitVectorChunk(
     BlockArgument arg = body->getArgument(operand.getOperandNumber());
     Value buffer = flat[operand.getOperandNumber()];
     if (Value value = given ? given(operand) : Value()) {
-      mapping.map(arg, broadcast(value));
+      mapping.map(arg, isa<VectorType>(value.getType()) ? value
+                                                         : broadcast(value));
       continue;
     }
     if (!isa<MemRefType>(buffer.getType())) {
@@ -334,6 +336,9 @@ static LogicalResult parallelToFor(RewriterBase &rewriter,
 
 /// The lanes of a warp: a row reduction is spread over one warp.
 constexpr int64_t kWarp = 32;
+/// The most chunks per lane a fused row reduction keeps in registers for
+/// its consumer (16 for a 4096-wide bf16 row in 16-byte chunks).
+constexpr int64_t kMaxResidentChunks = 16;
 
 /// The value `kind` starts a reduction from, if `combiner` is an arith op
 /// this lowering knows the identity of.
@@ -568,23 +573,17 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   delinearize(row, ArrayRef(loops).take_front(parallel), rowIndices);
   Value identity =
       arith::ConstantOp::create(rewriter, loc, *identityOf(combiner));
-  // Lane l folds chunks of `lanes` consecutive elements starting at
-  // l * lanes, 32 * lanes apart.
-  Value chunk = constant(lanes);
-  auto fold = scf::ForOp::create(
-      rewriter, loc, arith::MulIOp::create(rewriter, loc, lane, chunk),
-      constant(reduced), constant(kWarp * lanes), ValueRange{identity});
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(fold.getBody());
+  unsigned last = op.getNumLoops() - 1;
+  Block *body = op.getBlock();
+  // Folds the chunk of `lanes` elements at reduced index `start` into
+  // `acc`, at the insertion point; `loaded` receives, per input operand
+  // number, the vector of the chunk (inputs read along the innermost loop)
+  // or its scalar.
+  auto foldChunk = [&](Value start, Value acc,
+                       SmallVector<Value> &loaded) -> Value {
     SmallVector<Value> indices(rowIndices);
-    delinearize(fold.getInductionVar(), ArrayRef(loops).drop_front(parallel),
-                indices);
-    unsigned last = op.getNumLoops() - 1;
-    Block *body = op.getBlock();
-    // Per input: a vector of the chunk (reads along the innermost loop) or
-    // one scalar for all of it.
-    SmallVector<Value> loaded(body->getNumArguments());
+    delinearize(start, ArrayRef(loops).drop_front(parallel), indices);
+    loaded.assign(body->getNumArguments(), Value());
     for (OpOperand *input : op.getDpsInputOperands()) {
       unsigned number = input->getOperandNumber();
       auto type = dyn_cast<MemRefType>(input->get().getType());
@@ -610,7 +609,6 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
       }
     }
     // The body once per element of the chunk, in order.
-    Value acc = fold.getRegionIterArgs()[0];
     for (int64_t j = 0; j < lanes; ++j) {
       IRMapping mapping;
       for (OpOperand *input : op.getDpsInputOperands()) {
@@ -635,7 +633,39 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
       }
       acc = mapping.lookup(combiner->getResult(0));
     }
+    return acc;
+  };
+  // Lane l folds chunks of `lanes` consecutive elements starting at
+  // l * lanes, 32 * lanes apart. With a consumer over the same chunks and
+  // few of them per lane, the chunks are unrolled and stay in registers
+  // for the consumer: the row is read from memory once (re-reading it
+  // misses the caches: a wave has every row of the tensor in flight).
+  Value laneStart = arith::MulIOp::create(rewriter, loc, lane, constant(lanes));
+  int64_t stride = kWarp * lanes;
+  bool resident = consumer && lanes > 1 && consumerLanes == lanes &&
+                  op.getNumReductionLoops() == 1 && reduced % stride == 0 &&
+                  reduced / stride <= kMaxResidentChunks;
+  SmallVector<SmallVector<Value>> kept;
+  Value partial;
+  if (resident) {
+    partial = identity;
+    kept.resize(reduced / stride);
+    for (int64_t k = 0; k < reduced / stride; ++k) {
+      Value start = arith::AddIOp::create(rewriter, loc, laneStart,
+                                          constant(k * stride));
+      partial = foldChunk(start, partial, kept[k]);
+    }
+  } else {
+    Value end = constant(reduced), step = constant(stride);
+    auto fold = scf::ForOp::create(rewriter, loc, laneStart, end, step,
+                                   ValueRange{identity});
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(fold.getBody());
+    SmallVector<Value> loaded;
+    Value acc =
+        foldChunk(fold.getInductionVar(), fold.getRegionIterArgs()[0], loaded);
     scf::YieldOp::create(rewriter, loc, acc);
+    partial = fold.getResult(0);
   }
   // Combines `a` and `b` with the combiner (commutative: order is free).
   auto combine = [&](Value a, Value b) -> Value {
@@ -644,7 +674,6 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
     m.map(combiner->getOperand(1), b);
     return rewriter.clone(*combiner, m)->getResult(0);
   };
-  Value partial = fold.getResult(0);
   Value out = op.getDpsInitOperand(0)->get();
   // With a consumer every lane needs the row's result: each loads the old
   // value before the shuffles (which lane 0's store follows).
@@ -678,24 +707,50 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   if (!consumer)
     return;
   // The consumer over the row: lane l takes chunks of `consumerLanes`
-  // elements starting at l * consumerLanes, 32 chunks apart (the row was
-  // just read by the reduction: mostly cache hits).
+  // elements starting at l * consumerLanes, 32 chunks apart; reading a
+  // reduction input element by element (the same buffer and map), a
+  // resident chunk is taken from registers.
   int64_t cols = loops.back();
-  auto apply = scf::ForOp::create(
-      rewriter, loc,
-      arith::MulIOp::create(rewriter, loc, lane, constant(consumerLanes)),
-      constant(cols), constant(kWarp * consumerLanes));
-  rewriter.setInsertionPoint(apply.getBody()->getTerminator());
-  Value index = arith::AddIOp::create(
-      rewriter, loc, arith::MulIOp::create(rewriter, loc, row, constant(cols)),
-      apply.getInductionVar());
-  emitVectorChunk(rewriter, consumer, consumerLanes, consumerFlat, index,
-                  [&](OpOperand &operand) -> Value {
-                    return consumer.isDpsInput(&operand) &&
-                                   operand.get() == out
-                               ? total
-                               : Value();
-                  });
+  Value rowStart =
+      arith::MulIOp::create(rewriter, loc, row, constant(cols));
+  auto given = [&](ArrayRef<Value> chunk) {
+    return [&, chunk](OpOperand &operand) -> Value {
+      if (!consumer.isDpsInput(&operand))
+        return Value();
+      if (operand.get() == out)
+        return total;
+      if (chunk.empty() ||
+          !consumer.getMatchingIndexingMap(&operand).isIdentity())
+        return Value();
+      for (OpOperand *input : op.getDpsInputOperands())
+        if (input->get() == operand.get() &&
+            op.getMatchingIndexingMap(input).isIdentity() &&
+            chunk[input->getOperandNumber()] &&
+            isa<VectorType>(chunk[input->getOperandNumber()].getType()))
+          return chunk[input->getOperandNumber()];
+      return Value();
+    };
+  };
+  if (resident) {
+    for (auto [k, chunk] : llvm::enumerate(kept)) {
+      Value index = arith::AddIOp::create(
+          rewriter, loc, rowStart,
+          arith::AddIOp::create(rewriter, loc, laneStart,
+                                constant(k * stride)));
+      emitVectorChunk(rewriter, consumer, consumerLanes, consumerFlat, index,
+                      given(chunk));
+    }
+  } else {
+    auto apply = scf::ForOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, lane, constant(consumerLanes)),
+        constant(cols), constant(kWarp * consumerLanes));
+    rewriter.setInsertionPoint(apply.getBody()->getTerminator());
+    Value index = arith::AddIOp::create(rewriter, loc, rowStart,
+                                        apply.getInductionVar());
+    emitVectorChunk(rewriter, consumer, consumerLanes, consumerFlat, index,
+                    given({}));
+  }
   rewriter.eraseOp(consumer);
 }
 

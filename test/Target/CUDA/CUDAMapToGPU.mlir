@@ -222,9 +222,9 @@ func.func @causal_mask_short_rows(%x: memref<4x6xf32>, %y: memref<4x6xf32>) {
 // CHECK:             %[[LANE:.*]] = arith.remui %[[FLAT]], %[[WARP]] : index
 // CHECK:             %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:             %[[CHUNK:.*]] = arith.constant 8 : index
-// CHECK:             %[[STRIDE:.*]] = arith.constant 256 : index
-// CHECK:             %[[LANES:.*]] = arith.constant 256 : index
 // CHECK:             %[[START:.*]] = arith.muli %[[LANE]], %[[CHUNK]] : index
+// CHECK:             %[[LANES:.*]] = arith.constant 256 : index
+// CHECK:             %[[STRIDE:.*]] = arith.constant 256 : index
 // CHECK:             %[[PART:.*]] = scf.for %{{.*}} = %[[START]] to %[[LANES]] step %[[STRIDE]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
 // CHECK:               %[[V:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<8x256xbf16>, vector<8xbf16>
 // CHECK:               %[[X0:.*]] = vector.extract %[[V]][0] : bf16 from vector<8xbf16>
@@ -503,6 +503,62 @@ func.func @rms_not_fused_between(%x: memref<8x128xf32>, %y: memref<8x128xf32>,
   ^bb0(%in: f32, %s: f32, %out: f32):
     %o = arith.mulf %in, %s : f32
     linalg.yield %o : f32
+  }
+  return
+}
+
+// -----
+
+// A row of two chunks per lane (512 bf16 = 2 x 32 lanes x 8): the chunks
+// stay in registers between the reduction and its consumer, which reads
+// only the gain from memory: the row is loaded once.
+// CHECK-LABEL: func.func @rms_resident(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: memref<8x512xbf16>, %[[G:[a-z0-9]+]]: memref<512xbf16>, %[[SS:[a-z0-9]+]]: memref<8xf32>, %[[Y:[a-z0-9]+]]: memref<8x512xbf16>)
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK-NOT:         scf.for
+// CHECK:             %[[V0:.*]] = vector.load %[[X]]
+// CHECK-NOT:         scf.for
+// CHECK:             %[[V1:.*]] = vector.load %[[X]]
+// CHECK:             gpu.shuffle  xor
+// CHECK:             memref.store %{{.*}}, %[[SS]]
+// CHECK-NOT:         vector.load %{{.*}}collapse
+// CHECK:             vector.load %[[G]]
+// CHECK:             arith.extf %[[V0]] : vector<8xbf16> to vector<8xf32>
+// CHECK:             vector.store
+// CHECK-NOT:         vector.load %{{.*}}collapse
+// CHECK:             vector.load %[[G]]
+// CHECK:             arith.extf %[[V1]] : vector<8xbf16> to vector<8xf32>
+// CHECK:             vector.store
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+func.func @rms_resident(%x: memref<8x512xbf16>, %g: memref<512xbf16>,
+                        %ss: memref<8xf32>, %y: memref<8x512xbf16>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x512xbf16>) outs(%ss : memref<8xf32>) {
+  ^bb0(%in: bf16, %acc: f32):
+    %e = arith.extf %in : bf16 to f32
+    %sq = arith.mulf %e, %e : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  }
+  %inv = arith.constant 1.953125e-03 : f32
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>,
+                       affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%x, %ss, %g : memref<8x512xbf16>, memref<8xf32>, memref<512xbf16>)
+      outs(%y : memref<8x512xbf16>) {
+  ^bb0(%in: bf16, %s: f32, %gain: bf16, %out: bf16):
+    %m = arith.mulf %s, %inv : f32
+    %r = math.rsqrt %m : f32
+    %e = arith.extf %in : bf16 to f32
+    %ge = arith.extf %gain : bf16 to f32
+    %n = arith.mulf %e, %r : f32
+    %o = arith.mulf %n, %ge : f32
+    %t = arith.truncf %o : f32 to bf16
+    linalg.yield %t : bf16
   }
   return
 }
