@@ -339,6 +339,15 @@ constexpr int64_t kWarp = 32;
 /// The most chunks per lane a fused row reduction keeps in registers for
 /// its consumer (16 for a 4096-wide bf16 row in 16-byte chunks).
 constexpr int64_t kMaxResidentChunks = 16;
+/// Threads per block of a kernel that keeps rows in registers: such a
+/// kernel needs many registers a thread (about 200 for a 4096-wide bf16
+/// RMSNorm), so blocks of 256 threads run one at a time per SM, each
+/// loading, then reducing, then writing; small blocks let several run and
+/// overlap one's loads with another's stores.
+constexpr int64_t kResidentBlockSize = 64;
+/// The attribute on a parallel loop that asks for a smaller block size
+/// than the pass option's.
+constexpr llvm::StringLiteral kBlockSizeAttr = "dtensor.block_size";
 
 /// The value `kind` starts a reduction from, if `combiner` is an arith op
 /// this lowering knows the identity of.
@@ -647,6 +656,8 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
                   reduced / stride <= kMaxResidentChunks;
   SmallVector<SmallVector<Value>> kept;
   Value partial;
+  if (resident)
+    loop->setAttr(kBlockSizeAttr, rewriter.getI64IntegerAttr(kResidentBlockSize));
   if (resident) {
     partial = identity;
     kept.resize(reduced / stride);
@@ -859,8 +870,13 @@ struct CUDAMapToGPUPass
                        "target");
         return signalPassFailure();
       }
+      int64_t size = blockSize;
+      if (auto asked = loop->getAttrOfType<IntegerAttr>(kBlockSizeAttr)) {
+        size = std::min<int64_t>(size, asked.getInt());
+        loop->removeAttr(kBlockSizeAttr);
+      }
       auto [blocks, threads] =
-          scf::tileParallelLoop(loop, {blockSize}, /*noMinMaxBounds=*/true);
+          scf::tileParallelLoop(loop, {size}, /*noMinMaxBounds=*/true);
       // Everything nested inside a thread runs sequentially: nested parallel
       // loops become scf.for nests (innermost first). Marking them
       // `sequential` instead is not enough: convert-parallel-loops-to-gpu

@@ -512,9 +512,13 @@ func.func @rms_not_fused_between(%x: memref<8x128xf32>, %y: memref<8x128xf32>,
 // A row of two chunks per lane (512 bf16 = 2 x 32 lanes x 8): the chunks
 // stay in registers between the reduction and its consumer, which reads
 // only the gain from memory: the row is loaded once.
+// Such a kernel needs many registers: blocks of 64 threads (not the
+// pass's 256) let several blocks share an SM.
 // CHECK-LABEL: func.func @rms_resident(
 // CHECK-SAME:    %[[X:[a-z0-9]+]]: memref<8x512xbf16>, %[[G:[a-z0-9]+]]: memref<512xbf16>, %[[SS:[a-z0-9]+]]: memref<8xf32>, %[[Y:[a-z0-9]+]]: memref<8x512xbf16>)
-// CHECK:         scf.parallel
+// CHECK:         %[[BS:.*]] = arith.constant 64 : index
+// CHECK:         %[[STEP:.*]] = arith.muli %{{.*}}, %[[BS]] : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%[[STEP]])
 // CHECK:           scf.parallel
 // CHECK-NOT:         scf.for
 // CHECK:             %[[V0:.*]] = vector.load %[[X]]
