@@ -283,7 +283,7 @@ bool computeStreamCapturing(const char *op) {
 }
 
 float medianStreamMs(const std::function<bool()> &launch, int repeats,
-                     const char *op) {
+                     const char *op, const std::function<void()> &untimed) {
   if (repeats < 1)
     return -1;
   DeviceState &dev = device(op);
@@ -292,6 +292,8 @@ float medianStreamMs(const std::function<bool()> &launch, int repeats,
     DTENSOR_CU(op, cuEventCreate, &event, CU_EVENT_DEFAULT);
   bool ok = true;
   for (int rep = -1; rep < repeats && ok; ++rep) {
+    if (untimed)
+      untimed();
     if (rep >= 0)
       DTENSOR_CU(op, cuEventRecord, events[2 * rep], dev.compute);
     ok = launch();

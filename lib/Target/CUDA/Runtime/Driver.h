@@ -157,10 +157,13 @@ bool computeStreamCapturing(const char *op);
 /// Times `launch`, which enqueues one run on the compute stream and says
 /// whether it could: the median of `repeats` runs after one warm-up, in
 /// ms, between events on the compute stream; negative if a launch failed.
-/// Waits for the stream, so never during a capture. The autotuning of the
-/// matmuls and of cuDNN's attention plans.
+/// Waits for the stream, so never during a capture. `untimed`, if given,
+/// enqueues work before each run, outside the timed span (evicting the L2
+/// cache, so that a run does not find its operands there from the last).
+/// The autotuning of the matmuls and of cuDNN's attention plans.
 float medianStreamMs(const std::function<bool()> &launch, int repeats,
-                     const char *op);
+                     const char *op,
+                     const std::function<void()> &untimed = nullptr);
 
 } // namespace dtensor::rt::cuda
 

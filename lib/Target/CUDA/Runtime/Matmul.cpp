@@ -21,7 +21,9 @@
 // replaces the heuristic's choice only if at least 1% faster. The minimum
 // of 32 noisy times alone favours a candidate that was timed while the
 // clocks were high: same kernel, a few percent slower in the program than
-// the heuristic's choice. DTENSOR_MATMUL_AUTOTUNE=0 takes the heuristic's
+// the heuristic's choice. Every timed run starts with the L2 cache evicted
+// (a 100 MiB write, untimed), as a program's matmul finds its operands in
+// memory, not in the cache. DTENSOR_MATMUL_AUTOTUNE=0 takes the heuristic's
 // first choice instead. DTENSOR_MATMUL_CACHE=<file> keeps the choices
 // across processes: read at the first matmul (entries of another cuBLASLt
 // version or GPU are ignored), each new choice appended; a cached
@@ -61,6 +63,9 @@ constexpr size_t kWorkspaceBytes = 32u << 20;
 constexpr int kAutotuneCandidates = 32;
 constexpr int kAutotuneRepeats = 5;
 constexpr int kAutotuneFinalists = 3;
+/// Written before each timed run to evict the L2 cache (50 MB on H100 and
+/// H200): twice its size.
+constexpr size_t kL2FlushBytes = 100u << 20;
 constexpr int kAutotuneRounds = 8;
 constexpr int kAutotuneRoundRepeats = 3;
 constexpr float kAutotuneMargin = 0.99f;
@@ -107,7 +112,30 @@ struct MatmulState {
   /// (cuBLASLt version, device), and the algorithms read from it by key.
   std::string cachePath, cacheIdentity;
   std::unordered_map<std::string, cublasLtMatmulAlgo_t> cached;
+  /// kL2FlushBytes of device memory while timing (flushBuffer).
+  CUdeviceptr flush = 0;
 };
+
+/// The L2-evicting buffer of the timings, allocated at the first use.
+CUdeviceptr flushBuffer(MatmulState &st, const char *op) {
+  if (!st.flush) {
+    CUresult rc = driver(op).cuMemAlloc(&st.flush, kL2FlushBytes);
+    if (rc != CUDA_SUCCESS)
+      cudaFatal(op, "cuMemAlloc of the " + std::to_string(kL2FlushBytes) +
+                        "-byte cache-flush buffer of the matmul timings "
+                        "failed: " +
+                        describe(rc));
+  }
+  return st.flush;
+}
+
+/// Frees the buffer of flushBuffer once the timings are done (they wait
+/// for the stream).
+void releaseFlushBuffer(MatmulState &st, const char *op) {
+  if (st.flush)
+    DTENSOR_CU(op, cuMemFree, st.flush);
+  st.flush = 0;
+}
 
 /// "# dtensor matmul algorithms: cublasLt <version>, <device name>".
 std::string cacheIdentity(DeviceState &dev) {
@@ -287,7 +315,17 @@ float timeAlgorithm(MatmulState &st, const Plan &p,
                               &algo, st.workspace, kWorkspaceBytes,
                               dev.compute) == CUBLAS_STATUS_SUCCESS;
       },
-      repeats, op);
+      repeats, op,
+      [&] {
+        // A program's matmul reads operands other kernels wrote, mostly
+        // from memory: each timed run starts with the L2 cache evicted,
+        // so that no candidate wins by finding the last run's operands
+        // cached (as timing tools do; on the bench shapes the choices
+        // stayed the same).
+        DTENSOR_CU(op, cuMemsetD32Async,
+                   flushBuffer(st, op), 0,
+                   kL2FlushBytes / 4, dev.compute);
+      });
 }
 
 /// The heuristic's first `wanted` candidates for `p` (at least one, else
@@ -359,6 +397,7 @@ cublasLtMatmulAlgo_t chooseAlgorithm(MatmulState &st, const Plan &p,
       }
     }
     freeAsync(scratch, op);
+    releaseFlushBuffer(st, op);
   }
   appendCache(st, key, best);
   return best;
@@ -525,6 +564,7 @@ float bestMatmulMs(void *ctx, int32_t type, int64_t batch, int64_t m, int64_t n,
     if (ms >= 0 && (best < 0 || ms < best))
       best = ms;
   }
+  releaseFlushBuffer(st, op);
   cublasLtMatmulPreferenceDestroy(pref);
   destroyPlan(p);
   return best;
