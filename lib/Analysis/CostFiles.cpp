@@ -45,7 +45,8 @@ static std::string render(const json::Value &value) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-enum class Bound { Positive, NonNegative };
+/// What a number must be: > 0, >= 0, or a fraction in (0, 1].
+enum class Bound { Positive, NonNegative, Fraction };
 
 /// Reads the fields of one JSON object, remembering the key path.
 class DescriptionReader {
@@ -96,11 +97,24 @@ Error DescriptionReader::checkKeys(const json::Object &object, StringRef path,
 Error DescriptionReader::readNumber(const json::Value &value, const Twine &path,
                                     Bound bound, double &out) {
   std::optional<double> number = value.getAsNumber();
-  bool ok = number && std::isfinite(*number) &&
-            (bound == Bound::Positive ? *number > 0 : *number >= 0);
+  bool ok = number && std::isfinite(*number);
+  StringRef expected;
+  switch (bound) {
+  case Bound::Positive:
+    ok = ok && *number > 0;
+    expected = "> 0";
+    break;
+  case Bound::NonNegative:
+    ok = ok && *number >= 0;
+    expected = ">= 0";
+    break;
+  case Bound::Fraction:
+    ok = ok && *number > 0 && *number <= 1;
+    expected = "in (0, 1]";
+    break;
+  }
   if (!ok)
-    return makeError(source, path + ": expected a number " +
-                                 (bound == Bound::Positive ? "> 0" : ">= 0") +
+    return makeError(source, path + ": expected a number " + expected +
                                  ", got " + render(value));
   out = *number;
   return Error::success();
@@ -200,9 +214,10 @@ Error DescriptionReader::readTuning(const json::Object &object,
   if (Error err = checkKeys(
           object, "nccl",
           {"base_latency_us", "intra_latency_us", "net_latency_us",
-           "net_overhead_us", "ll_max_bus_bandwidth_gbps",
+           "net_overhead_us", "simple_overhead_us", "ll_max_bus_bandwidth_gbps",
            "ring_ll128_max_channel_gbps", "tree_ll128_max_channel_gbps",
-           "tree_max_channel_gbps", "channels", "protocols", "algorithms"}))
+           "tree_max_channel_gbps", "gather_scatter_efficiency", "channels",
+           "protocols", "algorithms"}))
     return err;
   struct TableField {
     StringRef key;
@@ -235,6 +250,23 @@ Error DescriptionReader::readTuning(const json::Object &object,
     if (Error err = readNumber(*value, "nccl.net_overhead_us",
                                Bound::NonNegative, tuning.netOverheadUs))
       return err;
+  if (const json::Value *value = object.get("simple_overhead_us"))
+    if (Error err = readNumber(*value, "nccl.simple_overhead_us",
+                               Bound::NonNegative, tuning.simpleOverheadUs))
+      return err;
+  if (const json::Value *value = object.get("gather_scatter_efficiency")) {
+    const json::Array *array = value->getAsArray();
+    if (!array || array->size() != tuning.gatherScatterEfficiency.size())
+      return makeError(source,
+                       "nccl.gather_scatter_efficiency: expected an array of "
+                       "2 fractions (a pair of ranks, three or more), got " +
+                           render(*value));
+    for (auto [i, element] : llvm::enumerate(*array))
+      if (Error err = readNumber(
+              element, "nccl.gather_scatter_efficiency[" + Twine(i) + "]",
+              Bound::Fraction, tuning.gatherScatterEfficiency[i]))
+        return err;
+  }
   if (const json::Value *value = object.get("channels"))
     if (Error err = readCount(*value, "nccl.channels", tuning.channels))
       return err;

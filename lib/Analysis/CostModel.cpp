@@ -46,35 +46,45 @@ static CollectiveTuning hopperNcclTuning() {
   t.treeMaxChannelGBps = {38.7, 41.4, 36.0};
   // NVLink 4 rings on an 8-GPU NVSwitch node run on 16 channels.
   t.channels = 16;
+  // Calibrated to the NCCL calls of /work/shared/bench/ANCHOR_RESULTS.md
+  // (all_gather and reduce_scatter of 32 to 256 MiB over 2 and 4 H200s,
+  // CUDA events around each call): the values minimise the largest relative
+  // error (within 8% on all twelve rows; docs/cost-model.md), with a 3-rank
+  // group no faster than a pair.
+  t.simpleOverheadUs = 11.0;
+  t.gatherScatterEfficiency = {0.69, 0.92};
   return t;
 }
 
 HardwareModel HardwareModel::h100() {
   // Same GH100 die, clocks and NVLink 4 as the H200, with 3.35 TB/s HBM3
-  // (datasheet) instead of 4.8 TB/s HBM3e. The achievable rates are the
-  // datasheet's times the efficiencies measured on the H200: matmul
-  // 790 / 989 TFLOP/s, copy 4.3 / 4.8 TB/s, NCCL bus bandwidth 300 GB/s of
-  // 450 GB/s per direction. Across nodes: one 400 Gb/s NDR port per GPU
-  // (50 GB/s), of which NCCL reaches about 45 GB/s.
+  // instead of 4.8 TB/s HBM3e. Measured on the lent H100 80GB HBM3
+  // (ANCHOR_RESULTS.md, "Per-rank compute"; bench/gpu_rank): PyTorch bf16
+  // matmuls of the TP MLP's shapes at 593 to 747 TFLOP/s, geometric mean
+  // 670; a device copy at 3.0 TB/s counting read and write. NVLink 4 and
+  // NCCL as on the H200 (bus bandwidth 300 GB/s of 450 GB/s per direction).
+  // Across nodes: one 400 Gb/s NDR port per GPU (50 GB/s), of which NCCL
+  // reaches about 45 GB/s.
   HardwareModel hw;
   hw.name = "h100";
   hw.intraNodeBandwidthGBps = 300;
   hw.interNodeBandwidthGBps = 45;
   hw.memoryBandwidthGBps = 3000;
-  hw.matmulTflops = 790;
+  hw.matmulTflops = 670;
   hw.ranksPerNode = 8;
   hw.nccl = hopperNcclTuning();
   return hw;
 }
 
 HardwareModel HardwareModel::h200() {
-  // Measured on the lent H200s: cuBLAS bf16 matmul ~790 TFLOP/s, device
-  // copy ~4.3 TB/s counting read and write, NCCL all_reduce of 256 MB over
-  // an NVLink pair 300 GB/s bus bandwidth.
+  // Measured on the lent H200s (ANCHOR_RESULTS.md): the twelve PyTorch bf16
+  // matmuls of the TP=2 and TP=4 rows at 650 to 754 TFLOP/s, geometric mean
+  // 705; device copy ~4.3 TB/s counting read and write; NCCL all_reduce of
+  // 256 MB over an NVLink pair 300 GB/s bus bandwidth.
   HardwareModel hw = h100();
   hw.name = "h200";
   hw.memoryBandwidthGBps = 4300;
-  hw.matmulTflops = 790;
+  hw.matmulTflops = 705;
   return hw;
 }
 
@@ -306,6 +316,11 @@ estimateRing(const HardwareModel &hw, CollectiveKind kind, const GroupShape &g,
   const CollectiveTuning &t = hw.nccl;
   double link =
       g.multiNode ? hw.interNodeBandwidthGBps : hw.intraNodeBandwidthGBps;
+  // all_gather and reduce_scatter inside a node reach a measured fraction of
+  // the link rate that depends on the group size (calibration).
+  if (!g.multiNode && (kind == CollectiveKind::AllGather ||
+                       kind == CollectiveKind::ReduceScatter))
+    link *= t.gatherScatterEfficiency[g.ranks == 2 ? 0 : 1];
   double busBw = ringBusBandwidth(t, g, link, protocol);
   // Steps of the ring (each a chunk of B/n over one link) and how many of
   // them cross a node boundary. all_gather and reduce_scatter: n-1 steps,
@@ -448,7 +463,12 @@ std::optional<CollectiveEstimate> mlir::dtensor::estimateCollectiveWith(
   std::optional<CollectiveEstimate> estimate;
   switch (algorithm) {
   case CollectiveAlgorithm::PointToPoint:
-    return estimatePointToPoint(hw, kind, bytes, g, protocol);
+    estimate = estimatePointToPoint(hw, kind, bytes, g, protocol);
+    if (estimate && protocol == CollectiveProtocol::Simple) {
+      estimate->latencyUs += hw.nccl.simpleOverheadUs;
+      estimate->timeUs += hw.nccl.simpleOverheadUs;
+    }
+    return estimate;
   case CollectiveAlgorithm::Ring:
     estimate = estimateRing(hw, kind, g, protocol);
     break;
@@ -458,6 +478,8 @@ std::optional<CollectiveEstimate> mlir::dtensor::estimateCollectiveWith(
   }
   if (!estimate || estimate->algBandwidthGBps <= 0)
     return std::nullopt;
+  if (protocol == CollectiveProtocol::Simple)
+    estimate->latencyUs += hw.nccl.simpleOverheadUs;
   estimate->timeUs =
       estimate->latencyUs +
       static_cast<double>(bytes) / (1e3 * estimate->algBandwidthGBps);

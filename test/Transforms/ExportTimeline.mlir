@@ -124,9 +124,10 @@
 // node takes NCCL's ring with LL: 6.6 + 6 * 0.6 us + 512 B / (141 GB/s *
 // 4/6) = 10.205 us; the matmuls are sub-microsecond rooflines. In @streams
 // the all_gather over 2 ranks of @m2 axis 0 (ranks 0 and 4, one node)
-// gathers 256 B: 6.6 + 0.6 + 256 B / (141 GB/s * 2) = 7.201 us.
+// gathers 256 B with LL at half the calibrated pair link (0.69 * 300 / 2 =
+// 103.5 GB/s): 6.6 + 0.6 + 256 B / (103.5 GB/s * 2) = 7.201 us.
 // MODEL: timeline @sync (hardware h200, model): total {{10\.2[0-9]+}} us, compute {{0\.[0-9]+}} us, communication 10.205 us, exposed communication 10.205 us
-// MODEL: timeline @streams (hardware h200, model): total 10.205 us, compute 0.000 us, communication 17.406 us, exposed communication 10.205 us
+// MODEL: timeline @streams (hardware h200, model): total 10.205 us, compute 0.000 us, communication 17.407 us, exposed communication 10.205 us
 // cpu: 5 us + 6 steps of 1 us + 512 B / (5 GB/s * 4/6) = 11.154 us.
 // CPU: timeline @sync (hardware cpu, model): {{.*}} communication 11.154 us
 // The description raises ring LL's base latency to 100 us: the tree with

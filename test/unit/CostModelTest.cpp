@@ -73,21 +73,29 @@ TEST(CostModelTest, Presets) {
     EXPECT_GT(hw->matmulTflops, 0);
   }
   EXPECT_FALSE(HardwareModel::byName("tpu"));
-  // The H200 figures measured on the lent machines; the H100 differs only
-  // in memory bandwidth.
+  // The figures measured on the lent machines (CalibrationAgainstAnchors
+  // checks them against the measurements); the H100 has the H200's NVLink
+  // and NCCL, less memory bandwidth and a slower measured matmul.
   HardwareModel h200 = HardwareModel::h200(), h100 = HardwareModel::h100();
-  EXPECT_EQ(h200.matmulTflops, 790);
+  EXPECT_EQ(h200.matmulTflops, 705);
   EXPECT_EQ(h200.memoryBandwidthGBps, 4300);
   EXPECT_EQ(h200.intraNodeBandwidthGBps, 300);
   EXPECT_LT(h100.memoryBandwidthGBps, h200.memoryBandwidthGBps);
-  EXPECT_EQ(h100.matmulTflops, h200.matmulTflops);
+  EXPECT_EQ(h100.matmulTflops, 670);
+  EXPECT_EQ(h100.nccl.simpleOverheadUs, h200.nccl.simpleOverheadUs);
+  EXPECT_EQ(h100.nccl.gatherScatterEfficiency,
+            h200.nccl.gatherScatterEfficiency);
+  // The CPU preset is not calibrated to NCCL.
+  EXPECT_EQ(HardwareModel::cpu().nccl.simpleOverheadUs, 0);
 }
 
 TEST(CostModelTest, HandComputedH200AllReduce) {
   // 4 MiB over 4 ranks of one node. Ring LL128: 14 us base + 6 steps of
   // 1.9 us; bus bandwidth 0.92 * 300 GB/s = 276, times n / (2(n-1)) = 4/6.
-  // It beats ring Simple (8.4 + 6 * 3.4 + 4 MiB / 200 GB/s = 49.77 us) and
-  // ring LL (10.2 us + 4 MiB / 94 GB/s = 54.82 us).
+  // It beats ring Simple (11 + 8.4 + 6 * 3.4 + 4 MiB / 200 GB/s = 60.77 us) and
+  // ring LL (10.2 us + 4 MiB / 94 GB/s = 54.82 us). (all_reduce is not
+  // scaled by the gather/scatter efficiency; Simple pays the calibrated
+  // 11 us on top of NCCL's 8.4 us base.)
   HardwareModel hw = HardwareModel::h200();
   CollectiveEstimate e = best(hw, CollectiveKind::AllReduce, 4194304,
                               CollectiveGroup::contiguous(hw, 4));
@@ -104,7 +112,37 @@ TEST(CostModelTest, HandComputedH200AllReduce) {
       CollectiveGroup::contiguous(hw, 4), CollectiveAlgorithm::Ring,
       CollectiveProtocol::Simple);
   ASSERT_TRUE(simple);
-  EXPECT_NEAR(simple->timeUs, 8.4 + 6 * 3.4 + 4194304 / 200e3, 1e-9);
+  EXPECT_NEAR(simple->timeUs, 11 + 8.4 + 6 * 3.4 + 4194304 / 200e3, 1e-9);
+}
+
+TEST(CostModelTest, HandComputedH200GatherScatter) {
+  // 64 MiB all_gather (the gathered size) over a pair: ring Simple, 11 us
+  // calibrated overhead + 8.4 us base + 1 step of 3.4 us; the link reaches
+  // 0.69 of 300 GB/s, times n / (n-1) = 2.
+  HardwareModel hw = HardwareModel::h200();
+  int64_t bytes = int64_t(64) << 20;
+  CollectiveEstimate pair = best(hw, CollectiveKind::AllGather, bytes,
+                                 CollectiveGroup::contiguous(hw, 2));
+  EXPECT_EQ(pair.protocol, CollectiveProtocol::Simple);
+  EXPECT_NEAR(pair.latencyUs, 11 + 8.4 + 3.4, 1e-9);
+  EXPECT_NEAR(pair.algBandwidthGBps, 0.69 * 300 * 2, 1e-9);
+  // reduce_scatter is priced as all_gather; over 4 ranks the link reaches
+  // 0.92 of its rate, times 4/3.
+  CollectiveEstimate four = best(hw, CollectiveKind::ReduceScatter, bytes,
+                                 CollectiveGroup::contiguous(hw, 4));
+  EXPECT_EQ(four.protocol, CollectiveProtocol::Simple);
+  EXPECT_NEAR(four.latencyUs, 11 + 8.4 + 3 * 3.4, 1e-9);
+  EXPECT_NEAR(four.algBandwidthGBps, 0.92 * 300 * 4 / 3, 1e-9);
+  // The efficiency is the link's: LL128 is bounded by 0.92 of it.
+  std::optional<CollectiveEstimate> ll128 = estimateCollectiveWith(
+      hw, CollectiveKind::AllGather, bytes, CollectiveGroup::contiguous(hw, 2),
+      CollectiveAlgorithm::Ring, CollectiveProtocol::LL128);
+  ASSERT_TRUE(ll128);
+  EXPECT_NEAR(ll128->algBandwidthGBps, 0.92 * 0.69 * 300 * 2, 1e-9);
+  // Across nodes the network bounds the ring and no efficiency applies.
+  CollectiveEstimate nodes =
+      best(hw, CollectiveKind::AllGather, bytes, CollectiveGroup{2, 2, 1});
+  EXPECT_NEAR(nodes.algBandwidthGBps, 45.0 * 2, 1e-9);
 }
 
 TEST(CostModelTest, BestIsTheMinimumOverPairs) {
@@ -270,9 +308,9 @@ TEST(CostModelTest, ProtocolChoiceBySize) {
 
 TEST(CostModelTest, ComputeAndMemory) {
   HardwareModel hw = HardwareModel::h200();
-  // 2 * 8192 * 4096 * 7168 flop at 790 TFLOP/s.
+  // 2 * 8192 * 4096 * 7168 flop at 705 TFLOP/s.
   double flops = 2.0 * 8192 * 4096 * 7168;
-  EXPECT_NEAR(computeTimeUs(hw, flops, 0), flops / 790e6, 1e-9);
+  EXPECT_NEAR(computeTimeUs(hw, flops, 0), flops / 705e6, 1e-9);
   // A copy of 1 GB reads and writes 2 GB at 4.3 TB/s.
   EXPECT_NEAR(memoryTimeUs(hw, 2000000000), 2e9 / 4.3e6, 1e-9);
   EXPECT_NEAR(computeTimeUs(hw, 1, 2000000000), 2e9 / 4.3e6, 1e-9);
@@ -314,6 +352,17 @@ TEST(CostModelTest, DescriptionOverridesFields) {
             CollectiveProtocol::LL128);
   // 700 TFLOP/s.
   EXPECT_NEAR(computeTimeUs(*hw, 7e8, 0), 1.0, 1e-12);
+
+  // The calibration fields: no overhead and the full link over a pair.
+  llvm::Expected<HardwareModel> raw = hardwareFromText(R"json({
+    "nccl": {"simple_overhead_us": 0,
+             "gather_scatter_efficiency": [1, 0.5]}})json");
+  ASSERT_TRUE(static_cast<bool>(raw)) << llvm::toString(raw.takeError());
+  CollectiveEstimate pair = best(*raw, CollectiveKind::AllGather, 1 << 30,
+                                 CollectiveGroup::contiguous(*raw, 2));
+  EXPECT_NEAR(pair.latencyUs, 8.4 + 3.4, 1e-9);
+  EXPECT_NEAR(pair.algBandwidthGBps, 300 * 2, 1e-9);
+  EXPECT_EQ(raw->nccl.gatherScatterEfficiency[1], 0.5);
 }
 
 TEST(CostModelTest, DescriptionBaseAndName) {
@@ -384,9 +433,22 @@ TEST(CostModelTest, MalformedDescriptions) {
       {R"({"nccl": {"latency": 1}})",
        "hardware description: unknown key 'latency' in nccl (expected one "
        "of: base_latency_us, intra_latency_us, net_latency_us, "
-       "net_overhead_us, ll_max_bus_bandwidth_gbps, "
+       "net_overhead_us, simple_overhead_us, ll_max_bus_bandwidth_gbps, "
        "ring_ll128_max_channel_gbps, tree_ll128_max_channel_gbps, "
-       "tree_max_channel_gbps, channels, protocols, algorithms)"},
+       "tree_max_channel_gbps, gather_scatter_efficiency, channels, "
+       "protocols, algorithms)"},
+      {R"({"nccl": {"simple_overhead_us": -1}})",
+       "hardware description: nccl.simple_overhead_us: expected a number "
+       ">= 0, got -1"},
+      {R"({"nccl": {"gather_scatter_efficiency": 2}})",
+       "hardware description: nccl.gather_scatter_efficiency: expected an "
+       "array of 2 fractions (a pair of ranks, three or more), got 2"},
+      {R"({"nccl": {"gather_scatter_efficiency": [0.7, 1.5]}})",
+       "hardware description: nccl.gather_scatter_efficiency[1]: expected a "
+       "number in (0, 1], got 1.5"},
+      {R"({"nccl": {"gather_scatter_efficiency": [0, 1]}})",
+       "hardware description: nccl.gather_scatter_efficiency[0]: expected a "
+       "number in (0, 1], got 0"},
       {R"({"nccl": {"base_latency_us": {"ring": {"ll256": 1}}}})",
        "hardware description: unknown key 'll256' in "
        "nccl.base_latency_us.ring (expected one of: ll, ll128, simple)"},

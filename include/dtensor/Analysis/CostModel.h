@@ -77,6 +77,16 @@ struct CollectiveTuning {
   ScaleTable treeMaxChannelGBps{};
   /// Channels (parallel rings/trees, one thread block each) per collective.
   int64_t channels = 1;
+  /// Calibration to measured NCCL calls (docs/cost-model.md, "Calibration"):
+  /// what a call with the Simple protocol (bulk copies on every channel)
+  /// costs beyond NCCL's base latency as a CUDA-event timing around it sees
+  /// it, us, added to the latency of every Simple pair.
+  double simpleOverheadUs = 0;
+  /// The fraction of the intra-node link rate that all_gather and
+  /// reduce_scatter reach, for a pair of ranks ([0]) and for groups of three
+  /// or more ([1]). NCCL's all_gather and reduce_scatter over an NVLink pair
+  /// reach about 0.7 of the bus bandwidth its all_reduce does.
+  std::array<double, 2> gatherScatterEfficiency{1.0, 1.0};
   /// Which protocols and algorithms may be picked.
   std::array<bool, kNumCollectiveProtocols> protocolEnabled{true, true, true};
   std::array<bool, kNumCollectiveAlgorithms> algorithmEnabled{true, true};
