@@ -122,10 +122,11 @@ def as_tensor(desc, shape, dtype):
 
 # --- timing -------------------------------------------------------------------
 
-def median_ms(fn, iters, warmup=3, after=None):
+def median_ms(fn, iters, warmup=3, after=None, before=None):
     """Median of `iters` CUDA-event timings of fn() on the current stream,
-    after `warmup` calls; after() runs after each call, outside the
-    timing."""
+    after `warmup` calls; after() runs after each call and before() before
+    each, outside the timing (several ranks: a barrier, so that every
+    timing starts with the ranks together)."""
     import torch
     for _ in range(warmup):
         fn()
@@ -135,6 +136,8 @@ def median_ms(fn, iters, warmup=3, after=None):
     events = [(torch.cuda.Event(enable_timing=True),
                torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
     for a, b in events:
+        if before:
+            before()
         a.record()
         fn()
         b.record()

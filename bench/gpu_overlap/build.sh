@@ -10,10 +10,11 @@
 #
 # Every case twice: <case>.so with comm/compute fusion and the default
 # overlap schedule (dtensor-compile --fuse --overlap default), and
-# <case>.seq.so as partitioned (no fusion, no scheduling). Beside each, the
-# compiler's modelled timeline of the fused program (<case>.model.json, a
-# Chrome trace, and <case>.model.txt, its summary) and the comm report
-# (<case>.comm.txt), for gpu_overlap.py --trace. NS (default "2 4") and ONLY
+# <case>.seq.so as partitioned (no fusion, no scheduling). In OUT/model, the
+# compiler's modelled timeline of each (<case>.model.json and
+# <case>.seq.model.json, Chrome traces, and their .txt summaries) and the
+# comm report (<case>.comm.txt), for gpu_overlap.py --trace (the GPU machine
+# has no MLIR to make them). NS (default "2 4") and ONLY
 # (case names, space-separated; default: all of `gen_overlap.py --list`)
 # choose the cases; HARDWARE (default h200) the cost model's preset.
 set -euo pipefail
@@ -40,6 +41,11 @@ for N in ${NS:-2 4}; do
       -mlir-print-op-on-diagnostic=false \
       --pass-pipeline="builtin.module(dtensor-pipeline{to=scheduled fuse=true fuse-force=true},dtensor-export-timeline{trace=$OUT/model/$name.model.json})" \
       > "$OUT/model/$name.model.txt" 2>&1
+    # ... and of the program as partitioned (the .seq.so artifact).
+    "$BIN/dtensor-opt" "$src" -o /dev/null --target="cuda:$HW" \
+      -mlir-print-op-on-diagnostic=false \
+      --pass-pipeline="builtin.module(dtensor-pipeline{to=per-rank},dtensor-export-timeline{trace=$OUT/model/$name.seq.model.json})" \
+      > "$OUT/model/$name.seq.model.txt" 2>&1
     "$BIN/dtensor-opt" "$src" -o /dev/null --target="cuda:$HW" --dtensor-spmd \
       --dtensor-comm-report > "$OUT/model/$name.comm.txt"
     count=$((count + 1))
