@@ -5,7 +5,7 @@ the blocks of a Llama-style layer (matmul, SwiGLU MLP, RMSNorm, causal
 attention, residual add), and `function`, which wraps what it wrote into a
 `func.func` whose arguments and results carry `dtensor.annotate` layouts.
 """
-
+import sys
 
 MAPS = """\
 #id2 = affine_map<(i, j) -> (i, j)>
@@ -210,3 +210,12 @@ def function(w, name, mesh, params, results, comment):
                f"{', '.join(rtypes)}")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def write_output(text, path):
+    """`text` to the file `path`, or to stdout for "-"."""
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        with open(path, "w") as f:
+            f.write(text)

@@ -22,7 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from common.mlir_writer import Writer, function  # noqa: E402
+from common.mlir_writer import Writer, function, write_output  # noqa: E402
 
 CASES = ("ag_mm", "mm_rs", "mlp", "sp_mlp")
 
@@ -103,11 +103,7 @@ def main():
     if not a.case:
         ap.error("--case is required (or --list)")
     text = generate(a.case, a.tokens, a.hidden, a.ffn, a.ranks, a.dtype)
-    if a.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(a.output, "w") as f:
-            f.write(text)
+    write_output(text, a.output)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import sys
 import os
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from common.mlir_writer import Writer, function  # noqa: E402
+from common.mlir_writer import Writer, function, write_output  # noqa: E402
 
 
 def generate(a):
@@ -90,11 +90,7 @@ def main():
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args()
     text = generate(a)
-    if a.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(a.output, "w") as f:
-            f.write(text)
+    write_output(text, a.output)
 
 
 if __name__ == "__main__":
