@@ -265,6 +265,8 @@ def kind_of_kernel(name):
 
 
 def kind_of_model_op(op, lane):
+    if "all_gather_matmul" in op or "matmul_reduce_scatter" in op:
+        return "fused"
     if "comm" in lane:
         return "collective"
     if op in ("linalg.matmul", "linalg.batch_matmul") or "matmul" in op:
@@ -287,12 +289,14 @@ def measured_by_kind(trace_path, steps):
 
 def modelled_by_kind(model_path):
     """Time per kind of op in the compiler's modelled timeline (waits, which
-    are exposed communication, left out), us, and the modelled total."""
+    are exposed communication, left out; "fused": all_gather_matmul and
+    matmul_reduce_scatter, priced as their ring pipeline, whose kernels are
+    matmuls and NCCL sends), us, and the modelled total."""
     with open(model_path) as f:
         trace = json.load(f)
     lanes = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
              if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    totals = {"matmul": 0.0, "collective": 0.0, "other": 0.0}
+    totals = {"matmul": 0.0, "collective": 0.0, "fused": 0.0, "other": 0.0}
     for e in trace["traceEvents"]:
         if e.get("ph") != "X" or e.get("cat") == "exposed_comm":
             continue
@@ -322,6 +326,8 @@ def trace_and_compare(call, name, variant, directory, a, rank, step_ms):
         f"{k} measured {v:.1f}" + (f" / modelled {result['modelled_us'][k]:.1f}"
                                    if "modelled_us" in result else "")
         for k, v in measured.items()) +
+        (f", fused modelled {result['modelled_us']['fused']:.1f}"
+         if result.get("modelled_us", {}).get("fused") else "") +
         f"; step measured {step_ms * 1e3:.1f}" +
         (f" / modelled {result['modelled_step_us']:.1f}"
          if "modelled_us" in result else ""), flush=True)

@@ -61,8 +61,9 @@ def main():
         print("Measured (CUPTI, GPU time per step of rank 0) against modelled "
               "(the compiler's timeline), µs:")
         print()
-        print("| case | variant | matmul | collective | other | step |")
-        print("|---|---|---|---|---|---|")
+        print("| case | variant | matmul | collective | fused (modelled) | "
+              "other | step |")
+        print("|---|---|---|---|---|---|---|")
         for r in traced:
             for t in r["trace"]:
                 model = t.get("modelled_us", {})
@@ -73,8 +74,11 @@ def main():
                             else f"{m:.0f} / —")
                 step = (f"{t['measured_step_us']:.0f} / "
                         f"{t.get('modelled_step_us', float('nan')):.0f}")
+                fused = model.get("fused", 0)
                 print(f"| {r['case']} | {t['variant']} | {cell('matmul')} | "
-                      f"{cell('collective')} | {cell('other')} | {step} |")
+                      f"{cell('collective')} | "
+                      f"{f'{fused:.0f}' if fused else '—'} | {cell('other')} | "
+                      f"{step} |")
         print()
 
 

@@ -117,6 +117,10 @@ private:
             : MeshOp();
     if (!mesh || !canAnalyse(collective, mesh))
       return 0;
+    // A fused collective + matmul takes its ring pipeline's time, the
+    // model the fusion gate decides by.
+    if (std::optional<double> fused = estimateFused(collective, mesh))
+      return *fused;
     FailureOr<CollectiveTraffic> traffic =
         getCollectiveTraffic(collective, symbolTable);
     if (failed(traffic))
@@ -127,6 +131,39 @@ private:
         meshGroup(hw, mesh.getShape(), collective.getMeshAxes());
     return collectiveTimeUs(hw, traffic->modelKind, traffic->fullBufferBytes,
                             group);
+  }
+
+  /// The pipelined time of an all_gather_matmul or matmul_reduce_scatter
+  /// (static shapes: canAnalyse checked them), or std::nullopt for other
+  /// collectives.
+  std::optional<double> estimateFused(CollectiveOpInterface op, MeshOp mesh) {
+    FusedMatmulShape shape;
+    shape.groupSize = mesh.getGroupSize(op.getMeshAxes());
+    if (auto fused = dyn_cast<AllGatherMatmulOp>(op.getOperation())) {
+      auto gathered = cast<RankedTensorType>(fused.getGathered().getType());
+      shape.k = gathered.getShape().back();
+      shape.rows = shape.k > 0 ? gathered.getNumElements() / shape.k : 0;
+      shape.elementBytes =
+          llvm::divideCeil(gathered.getElementTypeBitWidth(), 8);
+      for (Value b : fused.getBs())
+        shape.ns.push_back(cast<RankedTensorType>(b.getType()).getShape().back());
+      return estimateAllGatherMatmul(hw, shape,
+                                     !fused.getGathered().use_empty())
+          .pipelinedUs();
+    }
+    if (auto fused = dyn_cast<MatmulReduceScatterOp>(op.getOperation())) {
+      auto a = cast<RankedTensorType>(fused.getA().getType());
+      auto b = cast<RankedTensorType>(fused.getB().getType());
+      shape.k = a.getShape().back();
+      shape.rows = shape.k > 0 ? a.getNumElements() / shape.k : 0;
+      shape.ns.push_back(b.getShape().back());
+      shape.elementBytes = llvm::divideCeil(a.getElementTypeBitWidth(), 8);
+      bool alongColumns =
+          static_cast<int64_t>(fused.getScatterDim()) == a.getRank() - 1;
+      return estimateMatmulReduceScatter(hw, shape, alongColumns)
+          .pipelinedUs();
+    }
+    return std::nullopt;
   }
 
   /// Whether getCollectiveTraffic will succeed (it reports a diagnostic

@@ -265,83 +265,6 @@ void eraseSite(Site &site) {
 // Cost gate
 //===----------------------------------------------------------------------===//
 
-/// The two schedules of one candidate, in microseconds.
-struct Estimate {
-  double commUs = 0;
-  double matmulUs = 0;
-  double stepCommUs = 0;
-  double stepComputeUs = 0;
-  int64_t groupSize = 1;
-
-  /// The collective, then (before) the whole matmul.
-  double unfusedUs() const { return commUs + matmulUs; }
-  /// n steps of chunk compute, each but the last overlapped with one ring
-  /// shift: the first chunk's compute fills the pipe, the last one drains
-  /// it.
-  double pipelinedUs() const {
-    return stepComputeUs +
-           (groupSize - 1) * std::max(stepCommUs, stepComputeUs);
-  }
-};
-
-double matmulUs(const HardwareModel &hw, int64_t rows, int64_t k, int64_t n,
-                int64_t elementBytes) {
-  double flops = 2.0 * double(rows) * double(k) * double(n);
-  return computeTimeUs(hw, flops, (rows * k + k * n + rows * n) * elementBytes);
-}
-
-/// The shapes a candidate's estimate depends on.
-struct Shape {
-  int64_t rows = 0; // M: the product's rows (all dims but the last)
-  int64_t k = 0;
-  SmallVector<int64_t> ns; // one per B
-  int64_t elementBytes = 0;
-  int64_t groupSize = 1;
-};
-
-Estimate estimateAllGatherMatmul(const HardwareModel &hw, const Shape &s,
-                                 bool assembleGathered) {
-  Estimate e;
-  e.groupSize = s.groupSize;
-  int64_t chunkRows = llvm::divideCeil(s.rows, s.groupSize);
-  e.commUs = collectiveTimeUs(hw, CollectiveKind::AllGather,
-                              s.rows * s.k * s.elementBytes, s.groupSize);
-  e.stepCommUs = collectiveTimeUs(hw, CollectiveKind::Permute,
-                                  chunkRows * s.k * s.elementBytes,
-                                  s.groupSize);
-  for (int64_t n : s.ns) {
-    e.matmulUs += matmulUs(hw, s.rows, s.k, n, s.elementBytes);
-    e.stepComputeUs += matmulUs(hw, chunkRows, s.k, n, s.elementBytes);
-  }
-  if (assembleGathered)
-    e.stepComputeUs +=
-        memoryTimeUs(hw, 2 * chunkRows * s.k * s.elementBytes);
-  return e;
-}
-
-Estimate estimateMatmulReduceScatter(const HardwareModel &hw, const Shape &s,
-                                     bool alongColumns) {
-  Estimate e;
-  e.groupSize = s.groupSize;
-  int64_t n = s.ns.front();
-  int64_t productBytes = s.rows * n * s.elementBytes;
-  int64_t chunkBytes = llvm::divideCeil(productBytes, s.groupSize);
-  e.commUs = collectiveTimeUs(hw, CollectiveKind::ReduceScatter, productBytes,
-                              s.groupSize);
-  e.matmulUs = matmulUs(hw, s.rows, s.k, n, s.elementBytes);
-  e.stepCommUs =
-      collectiveTimeUs(hw, CollectiveKind::Permute, chunkBytes, s.groupSize);
-  // The chunk's partial product, then adding the received accumulator.
-  e.stepComputeUs =
-      (alongColumns
-           ? matmulUs(hw, s.rows, s.k, llvm::divideCeil(n, s.groupSize),
-                      s.elementBytes)
-           : matmulUs(hw, llvm::divideCeil(s.rows, s.groupSize), s.k, n,
-                      s.elementBytes)) +
-      memoryTimeUs(hw, 3 * chunkBytes);
-  return e;
-}
-
 std::string formatUs(double us) {
   std::string text;
   llvm::raw_string_ostream(text) << llvm::format("%.2f", us);
@@ -359,8 +282,8 @@ struct FuseCollectiveMatmulPass
 
 private:
   /// The gate's verdict on a candidate; `why` explains it for the remark.
-  bool shouldFuse(const Shape &shape,
-                  llvm::function_ref<Estimate(const Shape &)> estimate,
+  bool shouldFuse(const FusedMatmulShape &shape,
+                  llvm::function_ref<FusedMatmulEstimate(const FusedMatmulShape &)> estimate,
                   StringRef collectiveName, std::string &why);
   void visitAllGather(AllGatherOp op, DominanceInfo &dominance);
   void visitReduceScatter(ReduceScatterOp op);
@@ -377,7 +300,7 @@ int64_t FuseCollectiveMatmulPass::groupSizeOf(Operation *op) {
 }
 
 bool FuseCollectiveMatmulPass::shouldFuse(
-    const Shape &shape, llvm::function_ref<Estimate(const Shape &)> estimate,
+    const FusedMatmulShape &shape, llvm::function_ref<FusedMatmulEstimate(const FusedMatmulShape &)> estimate,
     StringRef collectiveName, std::string &why) {
   llvm::raw_string_ostream os(why);
   if (force) {
@@ -390,10 +313,10 @@ bool FuseCollectiveMatmulPass::shouldFuse(
        << " min-rows " << minRows;
     return fuse;
   }
-  auto pays = [&](const Estimate &e) {
+  auto pays = [&](const FusedMatmulEstimate &e) {
     return e.unfusedUs() > threshold * e.pipelinedUs();
   };
-  Estimate e = estimate(shape);
+  FusedMatmulEstimate e = estimate(shape);
   bool fuse = pays(e);
   os << "modelled pipeline " << formatUs(e.pipelinedUs()) << " us "
      << (fuse ? "beats" : "does not beat") << " unfused "
@@ -406,7 +329,7 @@ bool FuseCollectiveMatmulPass::shouldFuse(
     os << ", required speedup " << llvm::format("%g", double(threshold));
   // The break-even row count for these K and N: the smallest multiple of
   // the group size (searched by doubling, then bisection) that pays.
-  Shape probe = shape;
+  FusedMatmulShape probe = shape;
   auto paysAt = [&](int64_t rows) {
     probe.rows = rows;
     return pays(estimate(probe));
@@ -511,7 +434,7 @@ void FuseCollectiveMatmulPass::visitAllGather(AllGatherOp op,
                         : "no matmul can take the gathered A: " + rejected);
 
   // The cost gate.
-  Shape shape;
+  FusedMatmulShape shape;
   shape.groupSize = groupSizeOf(op);
   auto gatheredType = cast<RankedTensorType>(op.getResult().getType());
   bool staticShapes = gatheredType.hasStaticShape();
@@ -534,7 +457,7 @@ void FuseCollectiveMatmulPass::visitAllGather(AllGatherOp op,
                     "(force=true fuses anyway)");
   if (!shouldFuse(
           shape,
-          [&](const Shape &s) {
+          [&](const FusedMatmulShape &s) {
             return estimateAllGatherMatmul(hw, s, assembleGathered);
           },
           "all_gather", verdict))
@@ -634,7 +557,7 @@ void FuseCollectiveMatmulPass::visitReduceScatter(ReduceScatterOp op) {
     return notFused("the product has rank " + Twine(rank) +
                     "; the fused op takes rank 2 or 3 (MMRS1)");
 
-  Shape shape;
+  FusedMatmulShape shape;
   shape.groupSize = groupSizeOf(op);
   if (shape.groupSize < 1)
     return notFused("the mesh does not resolve");
@@ -654,7 +577,7 @@ void FuseCollectiveMatmulPass::visitReduceScatter(ReduceScatterOp op) {
   std::string verdict;
   if (!shouldFuse(
           shape,
-          [&](const Shape &s) {
+          [&](const FusedMatmulShape &s) {
             return estimateMatmulReduceScatter(hw, s, alongColumns);
           },
           "reduce_scatter", verdict))

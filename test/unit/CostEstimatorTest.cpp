@@ -211,3 +211,69 @@ TEST_F(CostEstimatorTest, TableEstimatorFallsBack) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(CostEstimatorFusedTest, FusedOpsTakeTheirPipeline) {
+  // A fused collective + matmul costs its ring pipeline (the fusion gate's
+  // model), not its collective alone: on 4 H200s, bf16.
+  DialectRegistry registry;
+  registerDialects(registry);
+  MLIRContext context;
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+dtensor.mesh @tp shape = [4]
+func.func @f(%a: tensor<2048x4096xbf16>, %b: tensor<4096x3584xbf16>,
+             %h: tensor<8192x1792xbf16>, %w: tensor<1792x4096xbf16>)
+    -> (tensor<8192x3584xbf16>, tensor<2048x4096xbf16>) {
+  %ag, %c = dtensor.all_gather_matmul %a, %b on @tp axes = [0] gather_dim = 0
+      : tensor<2048x4096xbf16>, tensor<4096x3584xbf16>
+      -> tensor<8192x4096xbf16>, tensor<8192x3584xbf16>
+  %rs = dtensor.matmul_reduce_scatter %h, %w on @tp axes = [0] scatter_dim = 0
+      reduce = sum : tensor<8192x1792xbf16>, tensor<1792x4096xbf16>
+      -> tensor<2048x4096xbf16>
+  return %c, %rs : tensor<8192x3584xbf16>, tensor<2048x4096xbf16>
+}
+)mlir",
+                                                             &context);
+  ASSERT_TRUE(module);
+  Operation *agmm = nullptr, *mmrs = nullptr;
+  module->walk([&](Operation *op) {
+    if (isa<AllGatherMatmulOp>(op))
+      agmm = op;
+    if (isa<MatmulReduceScatterOp>(op))
+      mmrs = op;
+  });
+  ASSERT_TRUE(agmm && mmrs);
+  HardwareModel hw = HardwareModel::h200();
+  std::unique_ptr<CostEstimator> estimator = createDefaultCostEstimator(hw);
+
+  // all_gather_matmul: 4 steps of a 2048x4096x3584 chunk matmul (85.29 us
+  // at 705 TFLOP/s), each longer than the ring shift of a 16 MiB chunk
+  // (Simple: 11 + 8.4 + 3.4 + 16777216 / 300e3 = 78.72 us): the whole
+  // matmul's time. The gathered A is unused: no copy into it.
+  FusedMatmulShape gather{8192, 4096, {3584}, 2, 4};
+  EXPECT_DOUBLE_EQ(estimator->estimateUs(agmm),
+                   estimateAllGatherMatmul(hw, gather, false).pipelinedUs());
+  EXPECT_NEAR(estimator->estimateUs(agmm), 4 * 2.0 * 2048 * 4096 * 3584 / 705e6,
+              1e-6);
+  EXPECT_GT(estimator->estimateUs(agmm),
+            collectiveTimeUs(hw, CollectiveKind::AllGather,
+                             8192 * 4096 * 2, 4));
+
+  // matmul_reduce_scatter by rows: the first chunk's product and
+  // accumulation (2048x1792x4096 at 705 TFLOP/s + 3 x 16 MiB at 4.3 TB/s =
+  // 42.64 + 11.70 us), then 3 ring shifts of 78.72 us.
+  FusedMatmulShape scatter{8192, 1792, {4096}, 2, 4};
+  EXPECT_DOUBLE_EQ(estimator->estimateUs(mmrs),
+                   estimateMatmulReduceScatter(hw, scatter, false)
+                       .pipelinedUs());
+  double chunk = 2048.0 * 4096 * 2;
+  EXPECT_NEAR(estimator->estimateUs(mmrs),
+              2.0 * 2048 * 1792 * 4096 / 705e6 + 3 * chunk / 4.3e6 +
+                  3 * (11 + 8.4 + 3.4 + chunk / 300e3),
+              1e-6);
+}
+
+} // namespace

@@ -18,9 +18,11 @@
 #define DTENSOR_ANALYSIS_COSTMODEL_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -236,6 +238,55 @@ double memoryTimeUs(const HardwareModel &hw, int64_t bytes);
 /// Roofline time of a computation, us: max of `flops` at the matmul rate and
 /// `bytes` (read plus written) at memory bandwidth.
 double computeTimeUs(const HardwareModel &hw, double flops, int64_t bytes);
+
+
+/// The shapes a fused collective + matmul's estimate depends on.
+struct FusedMatmulShape {
+  /// M: the product's rows (all dims but the last).
+  int64_t rows = 0;
+  int64_t k = 0;
+  /// One N per B.
+  llvm::SmallVector<int64_t, 2> ns;
+  int64_t elementBytes = 0;
+  int64_t groupSize = 1;
+};
+
+/// The two schedules of a collective + matmul, us: unfused (the whole
+/// collective, then the whole matmul) and the ring pipeline of the fused op
+/// (docs/fusion.md).
+struct FusedMatmulEstimate {
+  double commUs = 0;
+  double matmulUs = 0;
+  double stepCommUs = 0;
+  double stepComputeUs = 0;
+  int64_t groupSize = 1;
+
+  /// The collective, then (before) the whole matmul.
+  double unfusedUs() const { return commUs + matmulUs; }
+  /// n steps of chunk compute, each but the last overlapped with one ring
+  /// shift: the first chunk's compute fills the pipe, the last one drains
+  /// it.
+  double pipelinedUs() const {
+    return stepComputeUs +
+           (groupSize - 1) * std::max(stepCommUs, stepComputeUs);
+  }
+};
+
+/// Roofline time of one [rows, k] x [k, n] matmul, us.
+double matmulTimeUs(const HardwareModel &hw, int64_t rows, int64_t k,
+                    int64_t n, int64_t elementBytes);
+
+/// all_gather of A (rows x k gathered) fused with A @ B_i; with
+/// `assembleGathered`, each step also copies its chunk into the gathered A.
+FusedMatmulEstimate estimateAllGatherMatmul(const HardwareModel &hw,
+                                            const FusedMatmulShape &shape,
+                                            bool assembleGathered);
+
+/// A @ B (rows x k times k x n) fused with the reduce_scatter of the
+/// product, scattered along its columns or its rows.
+FusedMatmulEstimate
+estimateMatmulReduceScatter(const HardwareModel &hw,
+                            const FusedMatmulShape &shape, bool alongColumns);
 
 } // namespace mlir::dtensor
 
