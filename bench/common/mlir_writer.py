@@ -133,6 +133,25 @@ class Writer:
             self.emit(f"  {v} = tensor.extract_slice {q4}[0, {i}, 0, 0] [{T}, 1, {hh}, {D}] [1, 1, 1, 1] : {self.ty(T, 3, hh, D)} to {self.ty(T, hh, D)}")
             parts.append(v)
         q, k, v = parts
+        return self.attention_core(q, k, v, wo, T, hidden, hh, D)
+
+    def attention_heads(self, x, wq, wk, wv, wo, tokens, hidden, heads, dim):
+        """Attention with separate q, k, v projections ([hidden, heads*dim]
+        each, so that a column sharding is a sharding by heads)."""
+        T, hh, D = tokens, heads, dim
+        parts = []
+        for w, name in zip((wq, wk, wv), "qkv"):
+            p = self.matmul(x, w, T, hidden, hh * D)
+            v = self.fresh(name)
+            self.emit(f"  {v} = tensor.expand_shape {p} [[0], [1, 2]] output_shape [{T}, {hh}, {D}] : {self.ty(T, hh * D)} into {self.ty(T, hh, D)}")
+            parts.append(v)
+        q, k, v = parts
+        return self.attention_core(q, k, v, wo, T, hidden, hh, D)
+
+    def attention_core(self, q, k, v, wo, T, hidden, hh, D):
+        """Causal softmax(q k^T / sqrt(D)) v over q, k, v [T, hh, D], then
+        the output projection wo [hh*D, hidden]."""
+        t = self.t
         es, fs, sc = self.fresh("e"), self.fresh("f"), self.fresh("scores")
         S = self.ty(hh, T, T)
         self.emit(f"  {es} = tensor.empty() : {S}")

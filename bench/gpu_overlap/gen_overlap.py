@@ -13,6 +13,11 @@ Cases (activations [tokens, hidden], weights [in, out] as `x @ w`):
           the output all-reduced to R
   sp_mlp  sequence-parallel MLP: x S(0); RMSNorm of the rows, all_gather,
           the MLP, reduce_scatter, the residual add, output S(0)
+  layer   one transformer layer under the sequence-parallel plan: x S(0);
+          h = x + attn(rmsnorm(x)), out = h + mlp(rmsnorm(h)); wq, wk, wv
+          S(1) (colwise: by heads, 32 heads), wo S(0) (rowwise), the MLP as
+          in sp_mlp; each norm on the rank's rows, each block between an
+          all_gather and a reduce_scatter
 
   gen_overlap.py --case ag_mm --tokens 8192 --hidden 4096 --ffn 14336 -n 2 -o ag.mlir
   gen_overlap.py --list     # the cases build.sh compiles, one per line
@@ -24,13 +29,15 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from common.mlir_writer import Writer, function, write_output  # noqa: E402
 
-CASES = ("ag_mm", "mm_rs", "mlp", "sp_mlp")
+CASES = ("ag_mm", "mm_rs", "mlp", "sp_mlp", "layer")
+HEADS = 32
 
 # (case, tokens, hidden, ffn): the rows of issue 16.
 SHAPES = [(c, t, h, f) for c in ("ag_mm", "mm_rs")
           for t, h, f in ((8192, 4096, 14336), (4096, 4096, 14336),
                           (16384, 8192, 28672))]
-SHAPES += [(c, t, 4096, 14336) for c in ("mlp", "sp_mlp") for t in (8192, 4096)]
+SHAPES += [(c, t, 4096, 14336) for c in ("mlp", "sp_mlp", "layer")
+           for t in (8192, 4096)]
 
 
 def case_name(case, tokens, hidden, ffn, n):
@@ -49,9 +56,19 @@ def parse_name(name):
     return None
 
 
+def sharded_rows(w, value, layout, ty):
+    """`value` annotated with the rows layout: the norm runs on the rank's
+    rows (SequenceParallel), its output is what the all_gather moves into
+    the colwise matmuls."""
+    annotated = value + "s"
+    w.emit(f"  {annotated} = dtensor.annotate {value} layout {layout} : {ty}")
+    return annotated
+
+
 def generate(case, T, H, F, n, dtype="bf16"):
-    if T % n or F % n:
-        sys.exit("gen_overlap.py: tokens and ffn must divide by the ranks")
+    if T % n or F % n or HEADS % n or H % HEADS:
+        sys.exit("gen_overlap.py: tokens, ffn and the heads must divide by "
+                 f"the ranks, hidden by the {HEADS} heads")
     w = Writer(dtype)
     S0, S1, R = "<@tp, [S(0)]>", "<@tp, [S(1)]>", "<@tp, [R]>"
     X, W1, W2 = w.ty(T, H), w.ty(H, F), w.ty(F, H)
@@ -67,13 +84,22 @@ def generate(case, T, H, F, n, dtype="bf16"):
     elif case == "sp_mlp":
         params = [("x", X, S0), ("g", w.ty(H), R), ("w1", W1, S1),
                   ("w3", W1, S1), ("w2", W2, S0)]
-        norm = w.rmsnorm("%x", "%g", T, H)
-        # The norm runs on the rank's rows (SequenceParallel), its output is
-        # what the all_gather moves into the colwise matmuls.
-        sharded = norm + "s"
-        w.emit(f"  {sharded} = dtensor.annotate {norm} layout {S0} : {X}")
-        y = w.mlp(sharded, "%w1", "%w3", "%w2", T, H, F)
+        norm = sharded_rows(w, w.rmsnorm("%x", "%g", T, H), S0, X)
+        y = w.mlp(norm, "%w1", "%w3", "%w2", T, H, F)
         results = [(w.add("%x", y, (T, H)), S0)]
+    elif case == "layer":
+        D = H // HEADS
+        A = w.ty(H, HEADS * D)
+        params = [("x", X, S0), ("g1", w.ty(H), R), ("wq", A, S1),
+                  ("wk", A, S1), ("wv", A, S1),
+                  ("wo", w.ty(HEADS * D, H), S0), ("g2", w.ty(H), R),
+                  ("w1", W1, S1), ("w3", W1, S1), ("w2", W2, S0)]
+        n1 = sharded_rows(w, w.rmsnorm("%x", "%g1", T, H), S0, X)
+        a = w.attention_heads(n1, "%wq", "%wk", "%wv", "%wo", T, H, HEADS, D)
+        h = sharded_rows(w, w.add("%x", a, (T, H)), S0, X)
+        n2 = sharded_rows(w, w.rmsnorm(h, "%g2", T, H), S0, X)
+        y = w.mlp(n2, "%w1", "%w3", "%w2", T, H, F)
+        results = [(w.add(h, y, (T, H)), S0)]
     else:
         sys.exit(f"gen_overlap.py: unknown case '{case}'")
     return function(w, case, f'dtensor.mesh @tp shape = [{n}] names = ["tp"]',

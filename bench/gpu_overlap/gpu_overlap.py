@@ -18,8 +18,8 @@ For every case DIR/<case>_N<N>.so (N = the world size) and the same weights
   floor       measured in the same run: max(compute alone, communication
               alone), each the sum of its parts (AG+MM: the matmul and the
               all_gather; MLP: the whole per-rank compute and the
-              all_reduce; SP MLP: norm + MLP + residual, and all_gather +
-              reduce_scatter)
+              all_reduce; SP MLP and layer: norms + blocks + residuals,
+              and the all_gathers + reduce_scatters)
 Times are medians of CUDA-event timings of --iters calls after warm-ups,
 each started after a barrier (as the anchor measurements,
 /work/shared/bench/anchor_async_tp.py). Printed per case: time, floor /
@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from common.artifact import (Artifact, as_tensor, load_runtime,  # noqa: E402
                              median_ms)
-from gen_overlap import parse_name  # noqa: E402
+from gen_overlap import HEADS, parse_name  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -57,7 +57,7 @@ def parse_args(argv=None):
     ap.add_argument("dir", help="build.sh's output (artifacts, runtime, model/)")
     ap.add_argument("--only", default="",
                     help="comma-separated case names (without _N<ranks>) or "
-                         "case kinds (ag_mm, mm_rs, mlp, sp_mlp)")
+                         "case kinds (ag_mm, mm_rs, mlp, sp_mlp, layer)")
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--json", default="", help="rank 0 writes the rows here")
@@ -145,8 +145,17 @@ def make_inputs(case, T, H, F, n, rank, torch):
     w2 = randn(F, H, scale=0.02)
     if case == "mlp":
         return [randn(T, H), cols(w1), cols(w3), rows(w2)]
-    g = (1 + 0.1 * torch.randn(H, device="cuda", generator=gen)).bfloat16()
-    return [rows(randn(T, H)), g, cols(w1), cols(w3), rows(w2)]
+    def gain():
+        return (1 + 0.1 * torch.randn(H, device="cuda",
+                                      generator=gen)).bfloat16()
+
+    if case == "sp_mlp":
+        return [rows(randn(T, H)), gain(), cols(w1), cols(w3), rows(w2)]
+    # layer: x, g1, wq, wk, wv, wo, g2, w1, w3, w2
+    x, g1 = rows(randn(T, H)), gain()
+    wq, wk, wv = (cols(randn(H, H, scale=0.02)) for _ in range(3))
+    wo = rows(randn(H, H, scale=0.02))
+    return [x, g1, wq, wk, wv, wo, gain(), cols(w1), cols(w3), rows(w2)]
 
 
 class TorchPaths:
@@ -165,6 +174,14 @@ class TorchPaths:
 
         def mlp(x, w1, w3, w2):
             return (F.silu(x @ w1) * (x @ w3)) @ w2
+
+        def sdpa_projected(q, k, v, wo):
+            # q, k, v [T, heads/n * D], by heads: causal SDPA, then the
+            # output projection's partial sum.
+            T, D = q.shape[0], q.shape[1] // (HEADS // n)
+            q, k, v = (t.view(T, -1, D).transpose(0, 1)[None] for t in (q, k, v))
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return o[0].transpose(0, 1).reshape(T, -1) @ wo
 
         def gathered(x):
             out = torch.empty(x.shape[0] * n, *x.shape[1:], device="cuda",
@@ -217,6 +234,55 @@ class TorchPaths:
                 mlp(x, w1, w3, w2), "sum", group)
             self.compute = [lambda: mlp(x, w1, w3, w2)]
             self.comm = [lambda: dist.all_reduce(y)]
+        elif case == "layer":
+            x, g1, wq, wk, wv, wo, g2, w1, w3, w2 = args
+            full = gathered(x)
+            p = torch.empty(x.shape[0] * n, x.shape[1], device="cuda",
+                            dtype=bf16)
+
+            def sequential():
+                all_gather(full, rmsnorm(x, g1))
+                h = x + reduce_scatter(
+                    sdpa_projected(full @ wq, full @ wk, full @ wv, wo))
+                all_gather(full, rmsnorm(h, g2))
+                return h + reduce_scatter(mlp(full, w1, w3, w2))
+            self.paths["sequential"] = sequential
+            if symm:
+                def fused():
+                    _, (q, k, v) = symm.fused_all_gather_matmul(
+                        rmsnorm(x, g1), [wq, wk, wv], gather_dim=0,
+                        group_name=gname)
+                    T, D = q.shape[0], q.shape[1] // (HEADS // n)
+                    q, k, v = (t.view(T, -1, D).transpose(0, 1)[None]
+                               for t in (q, k, v))
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    h = x + symm.fused_matmul_reduce_scatter(
+                        o[0].transpose(0, 1).reshape(T, -1), wo, "sum",
+                        scatter_dim=0, group_name=gname)
+                    _, (a, b) = symm.fused_all_gather_matmul(
+                        rmsnorm(h, g2), [w1, w3], gather_dim=0,
+                        group_name=gname)
+                    return h + symm.fused_matmul_reduce_scatter(
+                        F.silu(a) * b, w2, "sum", scatter_dim=0,
+                        group_name=gname)
+                self.paths["symm_mem"] = fused
+
+            def traced(x, g1, wq, wk, wv, wo, g2, w1, w3, w2):
+                xg = funcol.all_gather_tensor(rmsnorm(x, g1), 0, group)
+                h = x + funcol.reduce_scatter_tensor(
+                    sdpa_projected(xg @ wq, xg @ wk, xg @ wv, wo), "sum", 0,
+                    group)
+                hg = funcol.all_gather_tensor(rmsnorm(h, g2), 0, group)
+                return h + funcol.reduce_scatter_tensor(
+                    mlp(hg, w1, w3, w2), "sum", 0, group)
+            self.traced = traced
+            self.compute = [lambda: rmsnorm(x, g1),
+                            lambda: sdpa_projected(full @ wq, full @ wk,
+                                                   full @ wv, wo),
+                            lambda: x + x, lambda: rmsnorm(x, g2),
+                            lambda: mlp(full, w1, w3, w2), lambda: x + x]
+            self.comm = [lambda: all_gather(full, x), lambda: reduce_scatter(p),
+                         lambda: all_gather(full, x), lambda: reduce_scatter(p)]
         else:  # sp_mlp
             x, g, w1, w3, w2 = args
             full = gathered(x)

@@ -9,7 +9,7 @@ import argparse
 import json
 import math
 
-ORDER = {"ag_mm": 0, "mm_rs": 1, "mlp": 2, "sp_mlp": 3}
+ORDER = {"ag_mm": 0, "mm_rs": 1, "mlp": 2, "sp_mlp": 3, "layer": 4}
 
 
 def ms(row, key):
