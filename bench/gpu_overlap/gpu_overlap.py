@@ -145,6 +145,7 @@ def make_inputs(case, T, H, F, n, rank, torch):
     w2 = randn(F, H, scale=0.02)
     if case == "mlp":
         return [randn(T, H), cols(w1), cols(w3), rows(w2)]
+
     def gain():
         return (1 + 0.1 * torch.randn(H, device="cuda",
                                       generator=gen)).bfloat16()
@@ -199,6 +200,23 @@ class TorchPaths:
             return out
 
         symm = torch.ops.symm_mem if symm_ok else None
+
+        # The sequence-parallel MLP block on rows h (S(0)): h + the
+        # reduce_scatter of mlp(all_gather(rmsnorm(h))), three ways.
+        def eager_mlp_block(h, g, full, w1, w3, w2):
+            all_gather(full, rmsnorm(h, g))
+            return h + reduce_scatter(mlp(full, w1, w3, w2))
+
+        def symm_mlp_block(h, g, w1, w3, w2):
+            _, (a, b) = symm.fused_all_gather_matmul(
+                rmsnorm(h, g), [w1, w3], gather_dim=0, group_name=gname)
+            return h + symm.fused_matmul_reduce_scatter(
+                F.silu(a) * b, w2, "sum", scatter_dim=0, group_name=gname)
+
+        def funcol_mlp_block(h, g, w1, w3, w2):
+            hg = funcol.all_gather_tensor(rmsnorm(h, g), 0, group)
+            return h + funcol.reduce_scatter_tensor(
+                mlp(hg, w1, w3, w2), "sum", 0, group)
         if case == "ag_mm":
             x, w = args
             full = gathered(x)
@@ -244,8 +262,7 @@ class TorchPaths:
                 all_gather(full, rmsnorm(x, g1))
                 h = x + reduce_scatter(
                     sdpa_projected(full @ wq, full @ wk, full @ wv, wo))
-                all_gather(full, rmsnorm(h, g2))
-                return h + reduce_scatter(mlp(full, w1, w3, w2))
+                return eager_mlp_block(h, g2, full, w1, w3, w2)
             self.paths["sequential"] = sequential
             if symm:
                 def fused():
@@ -259,12 +276,7 @@ class TorchPaths:
                     h = x + symm.fused_matmul_reduce_scatter(
                         o[0].transpose(0, 1).reshape(T, -1), wo, "sum",
                         scatter_dim=0, group_name=gname)
-                    _, (a, b) = symm.fused_all_gather_matmul(
-                        rmsnorm(h, g2), [w1, w3], gather_dim=0,
-                        group_name=gname)
-                    return h + symm.fused_matmul_reduce_scatter(
-                        F.silu(a) * b, w2, "sum", scatter_dim=0,
-                        group_name=gname)
+                    return symm_mlp_block(h, g2, w1, w3, w2)
                 self.paths["symm_mem"] = fused
 
             def traced(x, g1, wq, wk, wv, wo, g2, w1, w3, w2):
@@ -272,9 +284,7 @@ class TorchPaths:
                 h = x + funcol.reduce_scatter_tensor(
                     sdpa_projected(xg @ wq, xg @ wk, xg @ wv, wo), "sum", 0,
                     group)
-                hg = funcol.all_gather_tensor(rmsnorm(h, g2), 0, group)
-                return h + funcol.reduce_scatter_tensor(
-                    mlp(hg, w1, w3, w2), "sum", 0, group)
+                return funcol_mlp_block(h, g2, w1, w3, w2)
             self.traced = traced
             self.compute = [lambda: rmsnorm(x, g1),
                             lambda: sdpa_projected(full @ wq, full @ wk,
@@ -288,26 +298,12 @@ class TorchPaths:
             full = gathered(x)
             p = torch.empty(x.shape[0] * n, x.shape[1], device="cuda",
                             dtype=bf16)
-
-            def sequential():
-                all_gather(full, rmsnorm(x, g))
-                return x + reduce_scatter(mlp(full, w1, w3, w2))
-            self.paths["sequential"] = sequential
+            self.paths["sequential"] = lambda: eager_mlp_block(
+                x, g, full, w1, w3, w2)
             if symm:
-                def fused():
-                    _, (a, b) = symm.fused_all_gather_matmul(
-                        rmsnorm(x, g), [w1, w3], gather_dim=0,
-                        group_name=gname)
-                    return x + symm.fused_matmul_reduce_scatter(
-                        F.silu(a) * b, w2, "sum", scatter_dim=0,
-                        group_name=gname)
-                self.paths["symm_mem"] = fused
-
-            def traced(x, g, w1, w3, w2):
-                xg = funcol.all_gather_tensor(rmsnorm(x, g), 0, group)
-                return x + funcol.reduce_scatter_tensor(
-                    mlp(xg, w1, w3, w2), "sum", 0, group)
-            self.traced = traced
+                self.paths["symm_mem"] = lambda: symm_mlp_block(
+                    x, g, w1, w3, w2)
+            self.traced = funcol_mlp_block
             self.compute = [lambda: rmsnorm(x, g), lambda: mlp(full, w1, w3, w2),
                             lambda: x + x]
             self.comm = [lambda: all_gather(full, x), lambda: reduce_scatter(p)]
