@@ -146,7 +146,8 @@ private:
       shape.elementBytes =
           llvm::divideCeil(gathered.getElementTypeBitWidth(), 8);
       for (Value b : fused.getBs())
-        shape.ns.push_back(cast<RankedTensorType>(b.getType()).getShape().back());
+        shape.ns.push_back(
+            cast<RankedTensorType>(b.getType()).getShape().back());
       return estimateAllGatherMatmul(hw, shape,
                                      !fused.getGathered().use_empty())
           .pipelinedUs();
@@ -160,8 +161,7 @@ private:
       shape.elementBytes = llvm::divideCeil(a.getElementTypeBitWidth(), 8);
       bool alongColumns =
           static_cast<int64_t>(fused.getScatterDim()) == a.getRank() - 1;
-      return estimateMatmulReduceScatter(hw, shape, alongColumns)
-          .pipelinedUs();
+      return estimateMatmulReduceScatter(hw, shape, alongColumns).pipelinedUs();
     }
     return std::nullopt;
   }

@@ -538,16 +538,13 @@ double mlir::dtensor::computeTimeUs(const HardwareModel &hw, double flops,
 //===----------------------------------------------------------------------===//
 
 double mlir::dtensor::matmulTimeUs(const HardwareModel &hw, int64_t rows,
-                                   int64_t k, int64_t n,
-                                   int64_t elementBytes) {
+                                   int64_t k, int64_t n, int64_t elementBytes) {
   double flops = 2.0 * double(rows) * double(k) * double(n);
   return computeTimeUs(hw, flops, (rows * k + k * n + rows * n) * elementBytes);
 }
 
-FusedMatmulEstimate
-mlir::dtensor::estimateAllGatherMatmul(const HardwareModel &hw,
-                                      const FusedMatmulShape &s,
-                                      bool assembleGathered) {
+FusedMatmulEstimate mlir::dtensor::estimateAllGatherMatmul(
+    const HardwareModel &hw, const FusedMatmulShape &s, bool assembleGathered) {
   FusedMatmulEstimate e;
   e.groupSize = s.groupSize;
   if (s.groupSize < 1)
@@ -555,23 +552,20 @@ mlir::dtensor::estimateAllGatherMatmul(const HardwareModel &hw,
   int64_t chunkRows = llvm::divideCeil(s.rows, s.groupSize);
   e.commUs = collectiveTimeUs(hw, CollectiveKind::AllGather,
                               s.rows * s.k * s.elementBytes, s.groupSize);
-  e.stepCommUs = collectiveTimeUs(hw, CollectiveKind::Permute,
-                                  chunkRows * s.k * s.elementBytes,
-                                  s.groupSize);
+  e.stepCommUs =
+      collectiveTimeUs(hw, CollectiveKind::Permute,
+                       chunkRows * s.k * s.elementBytes, s.groupSize);
   for (int64_t n : s.ns) {
     e.matmulUs += matmulTimeUs(hw, s.rows, s.k, n, s.elementBytes);
     e.stepComputeUs += matmulTimeUs(hw, chunkRows, s.k, n, s.elementBytes);
   }
   if (assembleGathered)
-    e.stepComputeUs +=
-        memoryTimeUs(hw, 2 * chunkRows * s.k * s.elementBytes);
+    e.stepComputeUs += memoryTimeUs(hw, 2 * chunkRows * s.k * s.elementBytes);
   return e;
 }
 
-FusedMatmulEstimate
-mlir::dtensor::estimateMatmulReduceScatter(const HardwareModel &hw,
-                                          const FusedMatmulShape &s,
-                                          bool alongColumns) {
+FusedMatmulEstimate mlir::dtensor::estimateMatmulReduceScatter(
+    const HardwareModel &hw, const FusedMatmulShape &s, bool alongColumns) {
   FusedMatmulEstimate e;
   e.groupSize = s.groupSize;
   if (s.groupSize < 1 || s.ns.empty())
@@ -588,9 +582,9 @@ mlir::dtensor::estimateMatmulReduceScatter(const HardwareModel &hw,
   e.stepComputeUs =
       (alongColumns
            ? matmulTimeUs(hw, s.rows, s.k, llvm::divideCeil(n, s.groupSize),
-                      s.elementBytes)
+                          s.elementBytes)
            : matmulTimeUs(hw, llvm::divideCeil(s.rows, s.groupSize), s.k, n,
-                      s.elementBytes)) +
+                          s.elementBytes)) +
       memoryTimeUs(hw, 3 * chunkBytes);
   return e;
 }

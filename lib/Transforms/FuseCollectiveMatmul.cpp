@@ -282,9 +282,11 @@ struct FuseCollectiveMatmulPass
 
 private:
   /// The gate's verdict on a candidate; `why` explains it for the remark.
-  bool shouldFuse(const FusedMatmulShape &shape,
-                  llvm::function_ref<FusedMatmulEstimate(const FusedMatmulShape &)> estimate,
-                  StringRef collectiveName, std::string &why);
+  bool
+  shouldFuse(const FusedMatmulShape &shape,
+             llvm::function_ref<FusedMatmulEstimate(const FusedMatmulShape &)>
+                 estimate,
+             StringRef collectiveName, std::string &why);
   void visitAllGather(AllGatherOp op, DominanceInfo &dominance);
   void visitReduceScatter(ReduceScatterOp op);
   int64_t groupSizeOf(Operation *op);
@@ -300,7 +302,8 @@ int64_t FuseCollectiveMatmulPass::groupSizeOf(Operation *op) {
 }
 
 bool FuseCollectiveMatmulPass::shouldFuse(
-    const FusedMatmulShape &shape, llvm::function_ref<FusedMatmulEstimate(const FusedMatmulShape &)> estimate,
+    const FusedMatmulShape &shape,
+    llvm::function_ref<FusedMatmulEstimate(const FusedMatmulShape &)> estimate,
     StringRef collectiveName, std::string &why) {
   llvm::raw_string_ostream os(why);
   if (force) {

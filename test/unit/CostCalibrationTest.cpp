@@ -67,12 +67,12 @@ const CollectiveRow kH200Collectives[] = {
 // [tokens, hidden] by [hidden, ffn/TP]; MM+RS multiplies [tokens, ffn/TP] by
 // [ffn/TP, hidden].
 const MatmulRow kH200Matmuls[] = {
-    {8192, 4096, 7168, 0.647},    {8192, 7168, 4096, 0.638},
-    {4096, 4096, 7168, 0.334},    {4096, 7168, 4096, 0.329},
-    {16384, 8192, 14336, 5.705},  {16384, 14336, 8192, 5.709},
-    {8192, 4096, 3584, 0.356},    {8192, 3584, 4096, 0.321},
-    {4096, 4096, 3584, 0.185},    {4096, 3584, 4096, 0.176},
-    {16384, 8192, 7168, 2.716},   {16384, 7168, 8192, 2.698},
+    {8192, 4096, 7168, 0.647},   {8192, 7168, 4096, 0.638},
+    {4096, 4096, 7168, 0.334},   {4096, 7168, 4096, 0.329},
+    {16384, 8192, 14336, 5.705}, {16384, 14336, 8192, 5.709},
+    {8192, 4096, 3584, 0.356},   {8192, 3584, 4096, 0.321},
+    {4096, 4096, 3584, 0.185},   {4096, 3584, 4096, 0.176},
+    {16384, 8192, 7168, 2.716},  {16384, 7168, 8192, 2.698},
 };
 
 // ANCHOR_RESULTS.md, "Per-rank compute on one H100", "torch NN": M = 8192
@@ -137,8 +137,8 @@ void checkMatmuls(const HardwareModel &hw, llvm::ArrayRef<MatmulRow> rows,
   std::vector<std::string> names;
   for (const MatmulRow &row : rows) {
     ratios.push_back(matmulUs(hw, row) / (row.measuredMs * 1e3));
-    names.push_back(std::to_string(row.m) + "x" + std::to_string(row.k) +
-                    "x" + std::to_string(row.n));
+    names.push_back(std::to_string(row.m) + "x" + std::to_string(row.k) + "x" +
+                    std::to_string(row.n));
   }
   expectCalibrated(ratios, names, what);
 }

@@ -258,17 +258,17 @@ func.func @f(%a: tensor<2048x4096xbf16>, %b: tensor<4096x3584xbf16>,
                    estimateAllGatherMatmul(hw, gather, false).pipelinedUs());
   EXPECT_NEAR(estimator->estimateUs(agmm), 4 * 2.0 * 2048 * 4096 * 3584 / 705e6,
               1e-6);
-  EXPECT_GT(estimator->estimateUs(agmm),
-            collectiveTimeUs(hw, CollectiveKind::AllGather,
-                             8192 * 4096 * 2, 4));
+  EXPECT_GT(
+      estimator->estimateUs(agmm),
+      collectiveTimeUs(hw, CollectiveKind::AllGather, 8192 * 4096 * 2, 4));
 
   // matmul_reduce_scatter by rows: the first chunk's product and
   // accumulation (2048x1792x4096 at 705 TFLOP/s + 3 x 16 MiB at 4.3 TB/s =
   // 42.64 + 11.70 us), then 3 ring shifts of 78.72 us.
   FusedMatmulShape scatter{8192, 1792, {4096}, 2, 4};
-  EXPECT_DOUBLE_EQ(estimator->estimateUs(mmrs),
-                   estimateMatmulReduceScatter(hw, scatter, false)
-                       .pipelinedUs());
+  EXPECT_DOUBLE_EQ(
+      estimator->estimateUs(mmrs),
+      estimateMatmulReduceScatter(hw, scatter, false).pipelinedUs());
   double chunk = 2048.0 * 4096 * 2;
   EXPECT_NEAR(estimator->estimateUs(mmrs),
               2.0 * 2048 * 1792 * 4096 / 705e6 + 3 * chunk / 4.3e6 +

@@ -239,7 +239,6 @@ double memoryTimeUs(const HardwareModel &hw, int64_t bytes);
 /// `bytes` (read plus written) at memory bandwidth.
 double computeTimeUs(const HardwareModel &hw, double flops, int64_t bytes);
 
-
 /// The shapes a fused collective + matmul's estimate depends on.
 struct FusedMatmulShape {
   /// M: the product's rows (all dims but the last).
@@ -273,8 +272,8 @@ struct FusedMatmulEstimate {
 };
 
 /// Roofline time of one [rows, k] x [k, n] matmul, us.
-double matmulTimeUs(const HardwareModel &hw, int64_t rows, int64_t k,
-                    int64_t n, int64_t elementBytes);
+double matmulTimeUs(const HardwareModel &hw, int64_t rows, int64_t k, int64_t n,
+                    int64_t elementBytes);
 
 /// all_gather of A (rows x k gathered) fused with A @ B_i; with
 /// `assembleGathered`, each step also copies its chunk into the gathered A.
@@ -284,9 +283,9 @@ FusedMatmulEstimate estimateAllGatherMatmul(const HardwareModel &hw,
 
 /// A @ B (rows x k times k x n) fused with the reduce_scatter of the
 /// product, scattered along its columns or its rows.
-FusedMatmulEstimate
-estimateMatmulReduceScatter(const HardwareModel &hw,
-                            const FusedMatmulShape &shape, bool alongColumns);
+FusedMatmulEstimate estimateMatmulReduceScatter(const HardwareModel &hw,
+                                                const FusedMatmulShape &shape,
+                                                bool alongColumns);
 
 } // namespace mlir::dtensor
 
