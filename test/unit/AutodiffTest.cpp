@@ -524,11 +524,13 @@ void checkSgdSteps(bool unroll) {
     auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
     ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
     size_t reported = unroll ? step : (step == 2 ? 0 : losses);
-    if (reported < losses)
+    if (reported < losses) {
       EXPECT_NEAR((*trained)[reported].get(0), (*joint)[0].get(0), 1e-12)
           << "loss of step " << step;
-    if (unroll && step > 0) // The loss goes down.
+    }
+    if (unroll && step > 0) { // The loss goes down.
       EXPECT_LT((*trained)[step].get(0), (*trained)[step - 1].get(0));
+    }
     for (int64_t i = 0; i < w.getNumElements(); ++i)
       w.set(i, w.get(i) - 0.25 * (*joint)[1].get(i));
     for (int64_t i = 0; i < b.getNumElements(); ++i)
@@ -596,9 +598,10 @@ void checkAdamSteps(bool unroll) {
   for (int step = 1; step <= 3; ++step) {
     auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
     ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
-    if (unroll || step == 3)
+    if (unroll || step == 3) {
       EXPECT_NEAR((*trained)[unroll ? step - 1 : 0].get(0),
                   (*joint)[0].get(0), 1e-12);
+    }
     adam(w, (*joint)[1], mw, vw, step);
     adam(b, (*joint)[2], mb, vb, step);
   }
@@ -606,8 +609,9 @@ void checkAdamSteps(bool unroll) {
     EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
   for (int64_t i = 0; i < b.getNumElements(); ++i)
     EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
-  if (unroll)
+  if (unroll) {
     EXPECT_LT((*trained)[2].get(0), (*trained)[0].get(0));
+  }
 }
 
 TEST(TrainSteps, AdamUnrolledMatchesHostDrivenSteps) {
