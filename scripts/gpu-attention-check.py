@@ -29,9 +29,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench",
-                                "gpu_rank"))
-from gpu_rank import descriptor, median_ms  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+from common.artifact import descriptor, median_ms  # noqa: E402
 
 TOLERANCE = 2e-2
 PATHS = ("cudnn", "kernel")

@@ -71,6 +71,10 @@ def parse_args(argv=None):
     ap.add_argument("--ranks", type=int, default=0,
                     help="with --list/--dry-run: the world size to list "
                          "for (default: $WORLD_SIZE, else every size built)")
+    ap.add_argument("--single-gpu", action="store_true",
+                    help="every rank on GPU 0 (NCCL over loopback: a "
+                         "distinct NCCL_HOSTID per process); for checking "
+                         "the harness on one GPU, the times mean nothing")
     ap.add_argument("--list", action="store_true",
                     help="list the cases and exit (loads nothing)")
     ap.add_argument("--dry-run", action="store_true",
@@ -420,6 +424,14 @@ def main():
     rank = int(os.environ.get("RANK", "0"))
     world = int(os.environ.get("WORLD_SIZE", "1"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
+    if a.single_gpu:
+        # NCCL refuses two ranks on one GPU of one host; distinct host ids
+        # over loopback make it accept them (PyTorch's communicators and
+        # the runtime's, DTENSOR_SINGLE_GPU_TEST, alike).
+        local = 0
+        os.environ["NCCL_HOSTID"] = f"dtensor-gpu-overlap-{rank}"
+        os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+        os.environ["DTENSOR_SINGLE_GPU_TEST"] = "1"
     torch.cuda.set_device(local)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local))
     group = dist.group.WORLD
