@@ -22,7 +22,7 @@ For every case DIR/<case>_N<N>.so (N = the world size) and the same weights
               and the all_gathers + reduce_scatters)
 Times are medians of CUDA-event timings of --iters calls after warm-ups,
 each started after a barrier (as the anchor measurements,
-/work/shared/bench/anchor_async_tp.py). Printed per case: time, floor /
+../shared/bench/anchor_async_tp.py). Printed per case: time, floor /
 time, speed-up over the best PyTorch path, peak device memory (ours, ours as
 partitioned, eager), the relative error of our outputs against PyTorch's
 sequential path (max |a-b| / max |b|). Rank 0 writes --json.

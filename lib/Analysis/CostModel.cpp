@@ -46,7 +46,7 @@ static CollectiveTuning hopperNcclTuning() {
   t.treeMaxChannelGBps = {38.7, 41.4, 36.0};
   // NVLink 4 rings on an 8-GPU NVSwitch node run on 16 channels.
   t.channels = 16;
-  // Calibrated to the NCCL calls of /work/shared/bench/ANCHOR_RESULTS.md
+  // Calibrated to the NCCL calls of shared/bench/ANCHOR_RESULTS.md
   // (all_gather and reduce_scatter of 32 to 256 MiB over 2 and 4 H200s,
   // CUDA events around each call): the values minimise the largest relative
   // error (within 8% on all twelve rows; docs/cost-model.md), with a 3-rank

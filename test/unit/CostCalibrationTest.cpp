@@ -1,7 +1,7 @@
 //===- CostCalibrationTest.cpp - the presets against measured times -------===//
 //
 // The h200 and h100 presets against what the lent machines measured, as
-// recorded in /work/shared/bench/ANCHOR_RESULTS.md:
+// recorded in ../shared/bench/ANCHOR_RESULTS.md:
 //   - "2×H200 (NV18), TP=2" and "4×H200 (NV18 all-to-all), TP=4" (2026-11-21,
 //     anchor_async_tp.py, PyTorch 2.11, NCCL 2.28.3, bf16): the "matmul" and
 //     "comm" columns, the matmul and the collective each timed alone;
