@@ -178,8 +178,8 @@ llvm::Error parseManifest(llvm::StringRef text, Artifact &artifact) {
     llvm::raw_string_ostream(text) << *layouts;
     llvm::Expected<EntryLayouts> parsedLayouts = EntryLayouts::fromJSON(text);
     if (!parsedLayouts)
-      return makeError("'" + path + "': " +
-                       llvm::toString(parsedLayouts.takeError()));
+      return makeError("'" + path +
+                       "': " + llvm::toString(parsedLayouts.takeError()));
     artifact.layouts = std::move(*parsedLayouts);
     for (const HostTensorSpec &spec : artifact.layouts.args)
       artifact.args.emplace_back(spec.type, spec.shape);
@@ -246,8 +246,7 @@ llvm::Expected<Artifact> loadArtifact(const std::string &path) {
                     lookup(artifact, "dtensor_rt_graph_end", rt.graphEnd),
                     lookup(artifact, "dtensor_rt_graph_launch",
                            rt.graphLaunch)),
-                lookup(artifact, "dtensor_rt_graph_destroy",
-                       rt.graphDestroy))))
+                lookup(artifact, "dtensor_rt_graph_destroy", rt.graphDestroy))))
       return std::move(e);
   return artifact;
 }
@@ -390,7 +389,8 @@ std::vector<std::string> rankCommand(const ArtifactLaunchOptions &options,
     args.push_back("--reference=" + options.reference);
   args.push_back("--seed=" + std::to_string(seed));
   std::string tolerance;
-  llvm::raw_string_ostream(tolerance) << llvm::format("%.17g", options.tolerance);
+  llvm::raw_string_ostream(tolerance)
+      << llvm::format("%.17g", options.tolerance);
   args.push_back("--tolerance=" + tolerance);
   for (const auto &[index, file] : options.inputs)
     args.push_back("--input=" + std::to_string(index) + "=" + file);
@@ -462,15 +462,14 @@ int runRanks(const std::vector<std::string> &command, int64_t nproc,
       codes[rank] =
           WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       --remaining;
-      bool failed = codes[rank] != 0 &&
-                    !(rank == 0 && codes[rank] == 1 &&
-                      readVerdict(verdictPath) == "FAIL");
+      bool failed = codes[rank] != 0 && !(rank == 0 && codes[rank] == 1 &&
+                                          readVerdict(verdictPath) == "FAIL");
       if (failed && firstFailed < 0 && !killed) {
         firstFailed = rank;
         llvm::errs() << "dtensor-launch: rank " << rank
                      << (WIFEXITED(status)
-                             ? " exited with code " + std::to_string(
-                                                          codes[rank])
+                             ? " exited with code " +
+                                   std::to_string(codes[rank])
                              : " was killed by signal " +
                                    std::to_string(WTERMSIG(status)))
                      << "\n";
@@ -517,7 +516,9 @@ public:
 
 private:
   int error(const llvm::Twine &message) {
-    llvm::errs() << "dtensor-launch: " << (rank >= 0 ? "rank " + std::to_string(rank) + ": " : "") << "error: " << message << "\n";
+    llvm::errs() << "dtensor-launch: "
+                 << (rank >= 0 ? "rank " + std::to_string(rank) + ": " : "")
+                 << "error: " << message << "\n";
     llvm::errs().flush();
     return 2;
   }
@@ -555,9 +556,8 @@ llvm::Error Rank::writeInputs(uint64_t seed) {
         return loaded.takeError();
       input = std::move(*loaded);
     } else {
-      int64_t bound = i < artifact.integerBounds.size()
-                          ? artifact.integerBounds[i]
-                          : 16;
+      int64_t bound =
+          i < artifact.integerBounds.size() ? artifact.integerBounds[i] : 16;
       input = makeRandomTensor(type, shape, rng, bound);
     }
     if (llvm::Error e = writeNpy(path("in" + llvm::Twine(i) + ".npy"), input))
@@ -595,12 +595,12 @@ int Rank::check(const std::vector<HostTensor> &inputs) {
       args.push_back(&input);
     // The runtime this process started serves the reference too: its
     // buffers, stream and library are the same.
-    llvm::Expected<std::vector<HostTensor>> outputs = callPacked(
-        reference->entry, reference->getCallSignature(), args,
-        artifact.runtime.getBufferSpace(), [&](void **packed) {
-          reference->run(packed);
-          return llvm::Error::success();
-        });
+    llvm::Expected<std::vector<HostTensor>> outputs =
+        callPacked(reference->entry, reference->getCallSignature(), args,
+                   artifact.runtime.getBufferSpace(), [&](void **packed) {
+                     reference->run(packed);
+                     return llvm::Error::success();
+                   });
     if (!outputs)
       return error(outputs.takeError());
     expected = std::move(*outputs);
@@ -674,13 +674,14 @@ int Rank::run(int *argc, char ***argv) {
   world = artifact.runtime.worldSize();
   if (const HostMesh *mesh = artifact.getEntryMesh())
     if (mesh->size() != world)
-      return error("mesh @" + mesh->name + " has " +
-                   llvm::Twine(mesh->size()) + " processes, the job " +
-                   llvm::Twine(world) + "; run with --nproc " +
-                   llvm::Twine(mesh->size()));
+      return error("mesh @" + mesh->name + " has " + llvm::Twine(mesh->size()) +
+                   " processes, the job " + llvm::Twine(world) +
+                   "; run with --nproc " + llvm::Twine(mesh->size()));
   if (artifact.unsharded && world != 1)
-    return error("'" + options.artifact + "' is unsharded: run it on one "
-                 "rank, not " + llvm::Twine(world));
+    return error("'" + options.artifact +
+                 "' is unsharded: run it on one "
+                 "rank, not " +
+                 llvm::Twine(world));
 
   // The work directory all ranks share.
   workDir = options.workDir;
@@ -767,9 +768,9 @@ int Rank::run(int *argc, char ***argv) {
       return error(outputs.takeError());
   }
   for (auto [i, output] : llvm::enumerate(*outputs))
-    if (llvm::Error e = writeNpy(path("out" + llvm::Twine(i) + ".rank" +
-                                      llvm::Twine(rank) + ".npy"),
-                                 output))
+    if (llvm::Error e = writeNpy(
+            path("out" + llvm::Twine(i) + ".rank" + llvm::Twine(rank) + ".npy"),
+            output))
       return error(std::move(e));
   artifact.runtime.barrier();
   if (rank != 0)
@@ -825,9 +826,8 @@ int mlir::dtensor::launchArtifact(const ArtifactLaunchOptions &options,
     return error(why);
   if (const HostMesh *mesh = artifact->getEntryMesh())
     if (mesh->size() != options.nproc)
-      return error("mesh @" + mesh->name + " has " +
-                   llvm::Twine(mesh->size()) + " processes; run with --nproc " +
-                   llvm::Twine(mesh->size()));
+      return error("mesh @" + mesh->name + " has " + llvm::Twine(mesh->size()) +
+                   " processes; run with --nproc " + llvm::Twine(mesh->size()));
   if (artifact->unsharded && options.nproc != 1)
     return error("'" + options.artifact +
                  "' is unsharded: run it with --nproc 1");

@@ -94,8 +94,7 @@ void checkGradients(
     adjust(args);
   std::vector<HostTensor> seeds;
   for (Type type : func.getResultTypes())
-    seeds.push_back(
-        randomTensor(cast<RankedTensorType>(type).getShape(), rng));
+    seeds.push_back(randomTensor(cast<RankedTensorType>(type).getShape(), rng));
 
   std::vector<const HostTensor *> jointArgs;
   for (const HostTensor &a : args)
@@ -599,8 +598,8 @@ void checkAdamSteps(bool unroll) {
     auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
     ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
     if (unroll || step == 3) {
-      EXPECT_NEAR((*trained)[unroll ? step - 1 : 0].get(0),
-                  (*joint)[0].get(0), 1e-12);
+      EXPECT_NEAR((*trained)[unroll ? step - 1 : 0].get(0), (*joint)[0].get(0),
+                  1e-12);
     }
     adam(w, (*joint)[1], mw, vw, step);
     adam(b, (*joint)[2], mb, vb, step);

@@ -55,8 +55,7 @@ struct Access {
   int64_t divisor = 1;
 };
 
-static std::optional<Access> classify(AffineMap map,
-                                      ArrayRef<int64_t> loops) {
+static std::optional<Access> classify(AffineMap map, ArrayRef<int64_t> loops) {
   unsigned n = map.getNumDims(), r = map.getNumResults();
   if (map.isIdentity())
     return Access{Access::Full, 1};
@@ -182,10 +181,9 @@ static SmallVector<Value> flatOperands(IRRewriter &rewriter,
 /// applied to vectors. `given` may supply an input operand's value (a
 /// scalar, broadcast to the chunk, or the chunk's vector) instead of a
 /// load.
-static void emitVectorChunk(
-    IRRewriter &rewriter, linalg::LinalgOp op, int64_t lanes,
-    ArrayRef<Value> flat, Value index,
-    function_ref<Value(OpOperand &)> given = nullptr) {
+static void emitVectorChunk(IRRewriter &rewriter, linalg::LinalgOp op,
+                            int64_t lanes, ArrayRef<Value> flat, Value index,
+                            function_ref<Value(OpOperand &)> given = nullptr) {
   Location loc = op.getLoc();
   SmallVector<int64_t> loops = op.getStaticLoopRanges();
   auto vectorOf = [&](Type scalar) { return VectorType::get({lanes}, scalar); };
@@ -203,8 +201,8 @@ static void emitVectorChunk(
     BlockArgument arg = body->getArgument(operand.getOperandNumber());
     Value buffer = flat[operand.getOperandNumber()];
     if (Value value = given ? given(operand) : Value()) {
-      mapping.map(arg, isa<VectorType>(value.getType()) ? value
-                                                         : broadcast(value));
+      mapping.map(arg,
+                  isa<VectorType>(value.getType()) ? value : broadcast(value));
       continue;
     }
     if (!isa<MemRefType>(buffer.getType())) {
@@ -221,14 +219,14 @@ static void emitVectorChunk(
       SmallVector<Value> at;
       if (cast<MemRefType>(buffer.getType()).getRank() == 1)
         at.push_back(arith::DivUIOp::create(rewriter, loc, index, divisor));
-      mapping.map(arg, broadcast(memref::LoadOp::create(rewriter, loc,
-                                                        buffer, at)));
+      mapping.map(arg,
+                  broadcast(memref::LoadOp::create(rewriter, loc, buffer, at)));
       continue;
     }
-    Value at = access.kind == Access::Full
-                   ? index
-                   : arith::RemUIOp::create(rewriter, loc, index, divisor)
-                         .getResult();
+    Value at =
+        access.kind == Access::Full
+            ? index
+            : arith::RemUIOp::create(rewriter, loc, index, divisor).getResult();
     mapping.map(arg, vector::LoadOp::create(rewriter, loc, vectorOf(scalar),
                                             buffer, ValueRange{at},
                                             /*nontemporal=*/false,
@@ -509,8 +507,8 @@ static linalg::LinalgOp rowConsumer(linalg::LinalgOp op, int64_t vectorBytes,
       continue;
     std::optional<Access> access =
         classify(consumer.getMatchingIndexingMap(input), loops);
-    if (input->get() != result || !access ||
-        access->kind != Access::Leading || access->divisor != loops.back())
+    if (input->get() != result || !access || access->kind != Access::Leading ||
+        access->divisor != loops.back())
       return nullptr;
     readsResult = true;
   }
@@ -656,14 +654,14 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
                   reduced / stride <= kMaxResidentChunks;
   SmallVector<SmallVector<Value>> kept;
   Value partial;
-  if (resident)
-    loop->setAttr(kBlockSizeAttr, rewriter.getI64IntegerAttr(kResidentBlockSize));
   if (resident) {
+    loop->setAttr(kBlockSizeAttr,
+                  rewriter.getI64IntegerAttr(kResidentBlockSize));
     partial = identity;
     kept.resize(reduced / stride);
     for (int64_t k = 0; k < reduced / stride; ++k) {
-      Value start = arith::AddIOp::create(rewriter, loc, laneStart,
-                                          constant(k * stride));
+      Value start =
+          arith::AddIOp::create(rewriter, loc, laneStart, constant(k * stride));
       partial = foldChunk(start, partial, kept[k]);
     }
   } else {
@@ -688,9 +686,10 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   Value out = op.getDpsInitOperand(0)->get();
   // With a consumer every lane needs the row's result: each loads the old
   // value before the shuffles (which lane 0's store follows).
-  Value old = consumer ? memref::LoadOp::create(rewriter, loc, out, rowIndices)
-                             .getResult()
-                       : Value();
+  Value old =
+      consumer
+          ? memref::LoadOp::create(rewriter, loc, out, rowIndices).getResult()
+          : Value();
   Value width = arith::ConstantIntOp::create(rewriter, loc, kWarp, 32);
   for (int64_t offset = kWarp / 2; offset > 0; offset /= 2) {
     Value other = gpu::ShuffleOp::create(
@@ -722,8 +721,7 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   // reduction input element by element (the same buffer and map), a
   // resident chunk is taken from registers.
   int64_t cols = loops.back();
-  Value rowStart =
-      arith::MulIOp::create(rewriter, loc, row, constant(cols));
+  Value rowStart = arith::MulIOp::create(rewriter, loc, row, constant(cols));
   auto given = [&](ArrayRef<Value> chunk) {
     return [&, chunk](OpOperand &operand) -> Value {
       if (!consumer.isDpsInput(&operand))
@@ -744,10 +742,10 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   };
   if (resident) {
     for (auto [k, chunk] : llvm::enumerate(kept)) {
-      Value index = arith::AddIOp::create(
-          rewriter, loc, rowStart,
-          arith::AddIOp::create(rewriter, loc, laneStart,
-                                constant(k * stride)));
+      Value index =
+          arith::AddIOp::create(rewriter, loc, rowStart,
+                                arith::AddIOp::create(rewriter, loc, laneStart,
+                                                      constant(k * stride)));
       emitVectorChunk(rewriter, consumer, consumerLanes, consumerFlat, index,
                       given(chunk));
     }
@@ -757,8 +755,8 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
         arith::MulIOp::create(rewriter, loc, lane, constant(consumerLanes)),
         constant(cols), constant(kWarp * consumerLanes));
     rewriter.setInsertionPoint(apply.getBody()->getTerminator());
-    Value index = arith::AddIOp::create(rewriter, loc, rowStart,
-                                        apply.getInductionVar());
+    Value index =
+        arith::AddIOp::create(rewriter, loc, rowStart, apply.getInductionVar());
     emitVectorChunk(rewriter, consumer, consumerLanes, consumerFlat, index,
                     given({}));
   }
@@ -790,7 +788,7 @@ struct CUDAMapToGPUPass
         continue;
       if (!op.hasPureBufferSemantics()) {
         op->emitOpError("cannot map this op to GPU loops: it is not on "
-                      "buffers (bufferize first)");
+                        "buffers (bufferize first)");
         return signalPassFailure();
       }
       if (op->getParentOfType<scf::ParallelOp>())
@@ -819,7 +817,7 @@ struct CUDAMapToGPUPass
       }
       if (failed(linalg::linalgOpToParallelLoops(rewriter, op))) {
         op->emitOpError("cannot lower this op to parallel loops for the CUDA "
-                      "target");
+                        "target");
         return signalPassFailure();
       }
       rewriter.eraseOp(op);
@@ -845,9 +843,9 @@ struct CUDAMapToGPUPass
     });
     MLIRContext *ctx = func.getContext();
     auto mapping = [&](gpu::Processor processor) {
-      return gpu::ParallelLoopDimMappingAttr::get(
-          ctx, processor, rewriter.getDimIdentityMap(),
-          rewriter.getDimIdentityMap());
+      return gpu::ParallelLoopDimMappingAttr::get(ctx, processor,
+                                                  rewriter.getDimIdentityMap(),
+                                                  rewriter.getDimIdentityMap());
     };
     for (scf::ParallelOp loop : outermost) {
       if (loop.getNumLoops() > 1) {
@@ -867,7 +865,7 @@ struct CUDAMapToGPUPass
     for (scf::ParallelOp loop : outermost) {
       if (loop.getNumLoops() != 1) {
         loop.emitOpError("cannot flatten this parallel loop for the CUDA "
-                       "target");
+                         "target");
         return signalPassFailure();
       }
       int64_t size = blockSize;
@@ -896,8 +894,8 @@ struct CUDAMapToGPUPass
           return signalPassFailure();
         }
       }
-      if (failed(gpu::setMappingAttr(blocks,
-                                     {mapping(gpu::Processor::BlockX)})) ||
+      if (failed(
+              gpu::setMappingAttr(blocks, {mapping(gpu::Processor::BlockX)})) ||
           failed(gpu::setMappingAttr(threads,
                                      {mapping(gpu::Processor::ThreadX)}))) {
         blocks.emitOpError("cannot map this parallel loop to the GPU");
@@ -929,9 +927,9 @@ struct CUDAMapToGPUPass
           op->getParentOfType<gpu::LaunchOp>())
         return WalkResult::advance();
       op->emitOpError("cannot lower this host access to a buffer for the "
-                    "CUDA target: every buffer is device memory (a scalar "
-                    "read of a tensor, e.g. tensor.extract outside a "
-                    "linalg op?)");
+                      "CUDA target: every buffer is device memory (a scalar "
+                      "read of a tensor, e.g. tensor.extract outside a "
+                      "linalg op?)");
       return WalkResult::interrupt();
     });
     if (host.wasInterrupted())

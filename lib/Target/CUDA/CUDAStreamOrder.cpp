@@ -47,8 +47,8 @@ struct CUDAStreamOrderPass
       if (auto wait = dyn_cast<gpu::WaitOp>(op)) {
         if (!wait.getAsyncToken()) {
           wait.emitOpError("a blocking gpu.wait synchronises the host inside "
-                         "a program; the CUDA target orders work by the "
-                         "rank's stream only");
+                           "a program; the CUDA target orders work by the "
+                           "rank's stream only");
           return WalkResult::interrupt();
         }
         return WalkResult::advance();
@@ -67,13 +67,13 @@ struct CUDAStreamOrderPass
       if (!isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp, gpu::MemsetOp,
                gpu::LaunchFuncOp>(op)) {
         op->emitOpError("no stream-ordered lowering of this GPU op for the "
-                      "CUDA target");
+                        "CUDA target");
         return signalPassFailure();
       }
       OpBuilder builder(op);
-      Value stream = gpu::WaitOp::create(builder, op->getLoc(), tokenType,
-                                         ValueRange())
-                         .getAsyncToken();
+      Value stream =
+          gpu::WaitOp::create(builder, op->getLoc(), tokenType, ValueRange())
+              .getAsyncToken();
       async.addAsyncDependency(stream);
       // The token result: an op with an optional token result gets one by
       // being rebuilt with it.

@@ -322,8 +322,7 @@ float timeAlgorithm(MatmulState &st, const Plan &p,
         // so that no candidate wins by finding the last run's operands
         // cached (as timing tools do; on the bench shapes the choices
         // stayed the same).
-        DTENSOR_CU(op, cuMemsetD32Async,
-                   flushBuffer(st, op), 0,
+        DTENSOR_CU(op, cuMemsetD32Async, flushBuffer(st, op), 0,
                    kL2FlushBytes / 4, dev.compute);
       });
 }

@@ -52,9 +52,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <climits>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <list>
