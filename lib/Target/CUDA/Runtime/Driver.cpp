@@ -312,7 +312,11 @@ float medianStreamMs(const std::function<bool()> &launch, int repeats,
   }
   for (CUevent event : events)
     DTENSOR_CU(op, cuEventDestroy, event);
-  if (!ok || times.empty())
+  return ok ? medianOf(std::move(times)) : -1;
+}
+
+float medianOf(std::vector<float> times) {
+  if (times.empty())
     return -1;
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace dtensor::rt::cuda {
 
@@ -153,6 +154,10 @@ void freeAsync(void *ptr, const char *op);
 
 /// Whether the compute stream is being captured into a CUDA graph.
 bool computeStreamCapturing(const char *op);
+
+/// The median of `times` (the upper one of an even count); negative if
+/// there are none.
+float medianOf(std::vector<float> times);
 
 /// Times `launch`, which enqueues one run on the compute stream and says
 /// whether it could: the median of `repeats` runs after one warm-up, in

@@ -381,15 +381,9 @@ cublasLtMatmulAlgo_t chooseAlgorithm(MatmulState &st, const Plan &p,
         if (ms >= 0)
           times[f].push_back(ms);
       }
-    auto median = [](std::vector<float> xs) {
-      if (xs.empty())
-        return -1.0f;
-      std::sort(xs.begin(), xs.end());
-      return xs[xs.size() / 2];
-    };
-    float bestMs = median(times[0]);
+    float bestMs = medianOf(times[0]);
     for (size_t f = 1; f < finalists.size(); ++f) {
-      float ms = median(times[f]);
+      float ms = medianOf(times[f]);
       if (ms >= 0 && (bestMs < 0 || ms < kAutotuneMargin * bestMs)) {
         bestMs = ms;
         best = results[finalists[f]].algo;

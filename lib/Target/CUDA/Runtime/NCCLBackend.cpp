@@ -412,13 +412,10 @@ private:
     // A collective captured into a CUDA graph runs at each launch of the
     // graph, where the watchdog cannot see it (and querying an event
     // recorded in a capture is not allowed): only its enqueue is watched.
-    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-    checkOn(d.cuStreamIsCapturing(dev.compute, &capture),
-            "cuStreamIsCapturing (compute stream)");
-    if (capture == CU_STREAM_CAPTURE_STATUS_NONE)
-      attachEvent(watch, done);
-    else
+    if (computeStreamCapturing(op))
       endHostWatch(watch);
+    else
+      attachEvent(watch, done);
     return std::make_unique<NCCLRequest>(std::move(done), dev.compute, op);
   }
 
