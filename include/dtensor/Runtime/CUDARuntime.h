@@ -13,6 +13,11 @@
 |*   its first call (docs/runtime.md: DTENSOR_MATMUL_AUTOTUNE,               *|
 |*   DTENSOR_MATMUL_CACHE).                                                   *|
 |*                                                                            *|
+|* - dtensor_rt_matmul_add_<T>: C = A.B + R, the residual R (dense           *|
+|*   row-major, C's shape, another buffer) added in the GEMM's epilogue     *|
+|*   (beta = 1) in f32 before the one rounding; what                          *|
+|*   dtensor-cuda-fuse-matmul-epilogue makes of a residual add.              *|
+|*                                                                            *|
 |* - dtensor_rt_attention_<T>: fused attention: cuDNN's flash attention    *|
 |*   where cuDNN loads and takes the shape, else the runtime's kernel        *|
 |*   (Attention.cu); dtensor_rt_attention_last says which ran.              *|
@@ -49,6 +54,15 @@ void dtensor_rt_matmul_f16(void *ctx, int64_t aRank, void *a, int64_t bRank,
 void dtensor_rt_matmul_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
                            void *b, int64_t cRank, void *c,
                            int64_t accumulate);
+void dtensor_rt_matmul_add_bf16(void *ctx, int64_t aRank, void *a,
+                                int64_t bRank, void *b, int64_t rRank, void *r,
+                                int64_t cRank, void *c);
+void dtensor_rt_matmul_add_f16(void *ctx, int64_t aRank, void *a,
+                               int64_t bRank, void *b, int64_t rRank, void *r,
+                               int64_t cRank, void *c);
+void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a,
+                               int64_t bRank, void *b, int64_t rRank, void *r,
+                               int64_t cRank, void *c);
 
 /* O = softmax(scale * Q K^T [masked causally when `causal`]) V, fused
    (no score matrix in memory). Q, O: [S, H, D] or [B, S, H, D]; K, V:

@@ -171,17 +171,35 @@ static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
   return aliases;
 }
 
-/// The zero fill of exactly `output` that `op` may absorb: in the same
-/// block, and no op between them uses `output` or any alias of it.
-static linalg::FillOp findZeroFill(linalg::LinalgOp op, Value output) {
+/// What `op` may absorb of the op that writes its output right before it:
+/// a zero fill (the call computes C = A.B), or a copy into a fresh
+/// allocation (`dtensor-cuda-fuse-matmul-epilogue`'s residual: the call
+/// computes C = A.B + R from the copy's source R, an identity-layout buffer
+/// of C's type).
+struct InitWriter {
+  linalg::FillOp fill;
+  memref::CopyOp copy;
+};
+
+/// The writer of exactly `output` that `op` may absorb: in the same block,
+/// and no op between them uses `output`, the copy's source, or any alias
+/// of either.
+static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
   llvm::SmallPtrSet<Value, 8> aliases = aliasesOf(getRootBuffer(output));
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (fill && fill.getOutputs().front() == output) {
-      Value value = fill.getInputs().front();
-      if (matchPattern(value, m_AnyZeroFloat()))
-        return fill;
-      return nullptr;
+    if (auto fill = dyn_cast<linalg::FillOp>(prev);
+        fill && fill.getOutputs().front() == output) {
+      if (matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
+        return {fill, nullptr};
+      return {};
+    }
+    if (auto copy = dyn_cast<memref::CopyOp>(prev);
+        copy && copy.getTarget() == output) {
+      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+      if (!output.getDefiningOp<memref::AllocOp>() || !source ||
+          source != output.getType() || !source.getLayout().isIdentity())
+        return {};
+      return {nullptr, copy};
     }
     bool touches = false;
     prev->walk([&](Operation *nested) {
@@ -190,9 +208,28 @@ static linalg::FillOp findZeroFill(linalg::LinalgOp op, Value output) {
           touches = true;
     });
     if (touches)
-      return nullptr;
+      return {};
   }
-  return nullptr;
+  return {};
+}
+
+/// Whether an op between `copy` and `op` uses the copy's source or an alias
+/// of it (a write there would change what the copy had taken).
+static bool sourceTouchedBefore(memref::CopyOp copy, Operation *op) {
+  llvm::SmallPtrSet<Value, 8> aliases =
+      aliasesOf(getRootBuffer(copy.getSource()));
+  for (Operation *next = copy->getNextNode(); next && next != op;
+       next = next->getNextNode()) {
+    bool touches = false;
+    next->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (aliases.contains(operand))
+          touches = true;
+    });
+    if (touches)
+      return true;
+  }
+  return false;
 }
 
 struct CUDAMatmulToRuntimePass
@@ -240,7 +277,15 @@ struct CUDAMatmulToRuntimePass
       return op->emitOpError("cannot lower a matmul outside a func.func");
 
     // Before any view of C is made: those are uses between fill and op.
-    linalg::FillOp fill = findZeroFill(op, c);
+    InitWriter writer = findInitWriter(op, c);
+    linalg::FillOp fill = writer.fill;
+    // A residual copy folds into the call where C is in (batch, m, n)
+    // order (otherwise the copy stays, a kernel, and the call accumulates).
+    memref::CopyOp residualCopy =
+        writer.copy && mapping->permC.empty() &&
+                !sourceTouchedBefore(writer.copy, op)
+            ? writer.copy
+            : nullptr;
     OpBuilder builder(op);
     Location loc = op.getLoc();
     auto view = [&](Value value, ArrayRef<int64_t> perm) -> Value {
@@ -260,6 +305,8 @@ struct CUDAMatmulToRuntimePass
     // (batch..., m..., k), B (batch..., k, n), C (batch..., m..., n).
     Value viewA = view(a, mapping->permA), viewB = view(b, mapping->permB);
     Value viewC = c;
+    // R has C's type, so it takes C's views below.
+    Value viewR = residualCopy ? residualCopy.getSource() : Value();
     // A C in another order: the product goes to a dense temporary in
     // (batch..., m..., n) order (holding C's values first when they are
     // accumulated onto), copied into C's permuted view afterwards; both
@@ -321,6 +368,8 @@ struct CUDAMatmulToRuntimePass
       viewA = slice(viewA);
       viewB = slice(viewB);
       viewC = slice(viewC);
+      if (viewR)
+        viewR = slice(viewR);
       numBatch = 1;
     }
     auto run = [](int64_t first, int64_t count) {
@@ -344,8 +393,8 @@ struct CUDAMatmulToRuntimePass
     };
     for (Operand operand :
          {Operand{&viewA, "A", numM}, Operand{&viewB, "B", 1},
-          Operand{&viewC, "C", numM}}) {
-      if (numBatch <= 1 && operand.numRows == 1)
+          Operand{&viewC, "C", numM}, Operand{&viewR, "R", numM}}) {
+      if (!*operand.value || (numBatch <= 1 && operand.numRows == 1))
         continue;
       SmallVector<ReassociationIndices> groups = groupsOf(operand.numRows);
       auto type = cast<MemRefType>(operand.value->getType());
@@ -357,18 +406,27 @@ struct CUDAMatmulToRuntimePass
       *operand.value =
           memref::CollapseShapeOp::create(builder, loc, *operand.value, groups);
     }
-    Value accumulate = arith::ConstantOp::create(
-        builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1));
+    // dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate), or C = A.B + R:
+    // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C).
+    Value accumulate =
+        viewR ? Value()
+              : arith::ConstantOp::create(
+                    builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1));
     SmallVector<Value> args;
     if (withContext)
       args.push_back(cuda::getRuntimeContext(func));
     args.push_back(unranked(viewA));
     args.push_back(unranked(viewB));
+    if (viewR)
+      args.push_back(unranked(viewR));
     args.push_back(unranked(viewC));
-    args.push_back(accumulate);
+    if (accumulate)
+      args.push_back(accumulate);
     func::FuncOp callee = cuda::declareRuntimeFunction(
         func->getParentOfType<ModuleOp>(),
-        (Twine("dtensor_rt_matmul_") + *suffix).str(),
+        (Twine(viewR ? "dtensor_rt_matmul_add_" : "dtensor_rt_matmul_") +
+         *suffix)
+            .str(),
         TypeRange(ValueRange(args)), {});
     func::CallOp::create(builder, loc, callee, args);
     if (permutedC) {
@@ -377,6 +435,8 @@ struct CUDAMatmulToRuntimePass
     }
     if (fill)
       fill.erase();
+    if (residualCopy)
+      residualCopy.erase();
     op.erase();
     return success();
   }

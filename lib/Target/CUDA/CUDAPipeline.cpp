@@ -2,7 +2,8 @@
 //
 // Stage by stage (docs/cuda-target.md has the reasons):
 //   1. collectives -> runtime calls (shared with the CPU target)
-//   2. elementwise fusion on tensors, transposes folded into matmuls
+//   2. residual adds into matmul epilogues, elementwise fusion on tensors,
+//      transposes folded into matmuls
 //   3. One-Shot Bufferize
 //   4. matmuls -> dtensor_rt_matmul_<T> (cuBLASLt)
 //   5. buffers -> device memory (gpu.alloc / gpu.dealloc)
@@ -84,7 +85,9 @@ void mlir::dtensor::buildCUDALoweringPipeline(
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  // 2. One kernel per chain of elementwise ops; one zero fill per matmul.
+  // 2. Residual adds into the matmul's epilogue, then one kernel per chain
+  //    of elementwise ops; one zero fill per matmul.
+  pm.addNestedPass<func::FuncOp>(createCUDAFuseMatmulEpiloguePass());
   //    No CSE after it: it would merge the fills again.
   pm.addNestedPass<func::FuncOp>(createCUDAFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());

@@ -260,3 +260,75 @@ func.func @two_batch_dims(%a: memref<2x3x4x8xf32>, %b: memref<2x3x8x5xf32>, %c: 
   }
   return
 }
+
+// -----
+
+// A copy into a fresh allocation right before the matmul (the residual of
+// dtensor-cuda-fuse-matmul-epilogue) folds into the call: C = A.B + R,
+// R read in the epilogue, no copy. Also through collapsed m dimensions
+// (R takes C's views).
+// CHECK-LABEL: func.func @residual(
+// CHECK-SAME:      %[[A:.*]]: memref<8x16xbf16>, %[[B:.*]]: memref<16x32xbf16>, %[[R:.*]]: memref<8x32xbf16>
+// CHECK-NOT:     memref.copy
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<8x32xbf16>
+// CHECK-NOT:     memref.copy
+// CHECK-DAG:     %[[UR:.*]] = memref.cast %[[R]] : memref<8x32xbf16> to memref<*xbf16>
+// CHECK-DAG:     %[[UC:.*]] = memref.cast %[[C]] : memref<8x32xbf16> to memref<*xbf16>
+// CHECK:         call @dtensor_rt_matmul_add_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %[[UR]], %[[UC]]) : (!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>) -> ()
+// CHECK-NOT:     memref.copy
+// CHECK:         memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<2x4x32xbf16> into memref<8x32xbf16>
+// CHECK:         memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<2x4x32xbf16> into memref<8x32xbf16>
+// CHECK:         call @dtensor_rt_matmul_add_bf16(
+// CHECK-NOT:     memref.copy
+// CHECK:         return
+// CHECK:       func.func private @dtensor_rt_matmul_add_bf16(!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>)
+func.func @residual(%a: memref<8x16xbf16>, %b: memref<16x32xbf16>, %r: memref<8x32xbf16>,
+                    %a3: memref<2x4x16xbf16>, %r3: memref<2x4x32xbf16>) -> (memref<8x32xbf16>, memref<2x4x32xbf16>) {
+  %c = memref.alloc() : memref<8x32xbf16>
+  memref.copy %r, %c : memref<8x32xbf16> to memref<8x32xbf16>
+  linalg.matmul ins(%a, %b : memref<8x16xbf16>, memref<16x32xbf16>) outs(%c : memref<8x32xbf16>)
+  %c3 = memref.alloc() : memref<2x4x32xbf16>
+  memref.copy %r3, %c3 : memref<2x4x32xbf16> to memref<2x4x32xbf16>
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a3, %b : memref<2x4x16xbf16>, memref<16x32xbf16>) outs(%c3 : memref<2x4x32xbf16>) {
+  ^bb0(%l: bf16, %q: bf16, %acc: bf16):
+    %p = arith.mulf %l, %q : bf16
+    %t = arith.addf %acc, %p : bf16
+    linalg.yield %t : bf16
+  }
+  return %c, %c3 : memref<8x32xbf16>, memref<2x4x32xbf16>
+}
+
+// -----
+
+// Copies that stay (and the call accumulates onto C): the source is written
+// between the copy and the matmul; the target is an argument, not a fresh
+// allocation; a view of C is read in between.
+// CHECK-LABEL: func.func @residual_kept(
+// CHECK:         memref.copy
+// CHECK:         linalg.fill
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         call @dtensor_rt_matmul_f32({{.*}}, %[[ONE]])
+// CHECK:         memref.copy
+// CHECK:         call @dtensor_rt_matmul_f32(
+// CHECK:         memref.copy
+// CHECK:         memref.load
+// CHECK:         call @dtensor_rt_matmul_f32(
+// CHECK-NOT:     dtensor_rt_matmul_add
+func.func @residual_kept(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %r: memref<8x32xf32>,
+                         %out: memref<8x32xf32>) -> (memref<8x32xf32>, memref<8x32xf32>, f32) {
+  %zero = arith.constant 0.0 : f32
+  %i = arith.constant 0 : index
+  %c = memref.alloc() : memref<8x32xf32>
+  memref.copy %r, %c : memref<8x32xf32> to memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%r : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  memref.copy %r, %out : memref<8x32xf32> to memref<8x32xf32>
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%out : memref<8x32xf32>)
+  %c2 = memref.alloc() : memref<8x32xf32>
+  memref.copy %r, %c2 : memref<8x32xf32> to memref<8x32xf32>
+  %v = memref.load %c2[%i, %i] : memref<8x32xf32>
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c2 : memref<8x32xf32>)
+  return %c, %out, %v : memref<8x32xf32>, memref<8x32xf32>, f32
+}

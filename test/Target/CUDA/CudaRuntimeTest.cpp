@@ -500,6 +500,12 @@ void testMeshAxes() {
 
 using MatmulFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
                           void *, int64_t);
+using MatmulAddFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
+                             void *, int64_t, void *);
+
+/// What C starts from: C = A.B, C += A.B (matmul_<T> with accumulate), or
+/// C = A.B + R from a separate residual R (matmul_add_<T>; R unchanged).
+enum class Init { Zero, Accumulate, Residual };
 
 /// A [B?, M, K] x [B?, K, N] product. `transA`/`transB`: the operand is
 /// stored transposed (its view has a unit stride on the first matrix
@@ -507,10 +513,14 @@ using MatmulFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
 /// twice as large (neither row- nor column-major: packed by the runtime).
 void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
                 int64_t n, bool transA, bool transB, bool strided,
-                bool accumulate) {
+                Init init = Init::Zero) {
   MatmulFn fn = t == Type::F32    ? dtensor_rt_matmul_f32
                 : t == Type::BF16 ? dtensor_rt_matmul_bf16
                                   : dtensor_rt_matmul_f16;
+  MatmulAddFn addFn = t == Type::F32    ? dtensor_rt_matmul_add_f32
+                      : t == Type::BF16 ? dtensor_rt_matmul_add_bf16
+                                        : dtensor_rt_matmul_add_f16;
+  bool accumulate = init != Init::Zero;
   int64_t b = std::max<int64_t>(batch, 1);
   int64_t spread = strided ? 2 : 1;
   // Host values in [-1, 1), rounded to the element type.
@@ -542,10 +552,13 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
         bStore[(p * k * n + (transB ? j * k + l : l * n + j)) * spread] =
             bm[(p * k + l) * n + j];
   DeviceBuffer ad(aStore.size() * typeSize(t)), bd(bStore.size() * typeSize(t)),
-      cd(c0.size() * typeSize(t));
+      cd(c0.size() * typeSize(t)), rd(c0.size() * typeSize(t));
   ad.upload(encode(t, aStore));
   bd.upload(encode(t, bStore));
-  cd.upload(encode(t, c0));
+  // With a residual, C starts as garbage (what it held must not count) and
+  // R holds the values added.
+  cd.upload(encode(t, init == Init::Residual ? fill(b * m * n, 4) : c0));
+  rd.upload(encode(t, c0));
   std::vector<int64_t> aSizes = {m, k},
                        aStrides = {transA ? 1 : k, transA ? m : 1};
   std::vector<int64_t> bSizes = {k, n},
@@ -564,9 +577,17 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   }
   int64_t r = static_cast<int64_t>(aSizes.size());
   MemRef aRef(ad.ptr, 0, aSizes, aStrides), bRef(bd.ptr, 0, bSizes, bStrides),
-      cRef(cd.ptr, 0, cSizes);
-  fn(ctx, r, aRef.desc(), r, bRef.desc(), r, cRef.desc(), accumulate ? 1 : 0);
+      cRef(cd.ptr, 0, cSizes), rRef(rd.ptr, 0, cSizes);
+  if (init == Init::Residual)
+    addFn(ctx, r, aRef.desc(), r, bRef.desc(), r, rRef.desc(), r, cRef.desc());
+  else
+    fn(ctx, r, aRef.desc(), r, bRef.desc(), r, cRef.desc(),
+       init == Init::Accumulate ? 1 : 0);
   std::vector<float> got = decode(t, cd.download());
+  if (init == Init::Residual)
+    expectClose(std::string("matmul_add_") + typeName(t) + " " + what +
+                    ": R unchanged",
+                decode(t, rd.download()), c0, 0);
   double maxErr = 0, maxRef = 0;
   for (int64_t p = 0; p < b; ++p)
     for (int64_t i = 0; i < m; ++i)
@@ -586,26 +607,32 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   char detail[128];
   std::snprintf(detail, sizeof(detail), "relative error %.3g, limit %.0e", rel,
                 limit);
-  report(rel < limit, std::string("matmul_") + typeName(t) + " " + what,
+  report(rel < limit,
+         std::string(init == Init::Residual ? "matmul_add_" : "matmul_") +
+             typeName(t) + " " + what,
          detail);
 }
 
 void testMatmuls(Type t) {
-  testMatmul(t, "[64x96]x[96x80]", 0, 64, 96, 80, false, false, false, false);
-  testMatmul(t, "transposed A", 0, 48, 72, 40, true, false, false, false);
-  testMatmul(t, "transposed B", 0, 48, 72, 40, false, true, false, false);
-  testMatmul(t, "transposed A and B", 0, 33, 17, 29, true, true, false, false);
+  testMatmul(t, "[64x96]x[96x80]", 0, 64, 96, 80, false, false, false);
+  testMatmul(t, "transposed A", 0, 48, 72, 40, true, false, false);
+  testMatmul(t, "transposed B", 0, 48, 72, 40, false, true, false);
+  testMatmul(t, "transposed A and B", 0, 33, 17, 29, true, true, false);
   testMatmul(t, "batched [3x32x40]x[3x40x24]", 3, 32, 40, 24, false, false,
-             false, false);
-  testMatmul(t, "batched, transposed B", 2, 16, 24, 8, false, true, false,
              false);
+  testMatmul(t, "batched, transposed B", 2, 16, 24, 8, false, true, false);
   testMatmul(t, "accumulate C += A.B", 0, 40, 56, 24, false, false, false,
-             true);
-  testMatmul(t, "strided operands (packed)", 0, 12, 20, 16, false, false, true,
-             false);
+             Init::Accumulate);
+  testMatmul(t, "strided operands (packed)", 0, 12, 20, 16, false, false, true);
   // Same shape twice: the cached plan.
   testMatmul(t, "[64x96]x[96x80] again (cached plan)", 0, 64, 96, 80, false,
-             false, false, false);
+             false, false);
+  // The residual in the epilogue: C = A.B + R (a plan of its own beside
+  // the same shape's plain and accumulating ones).
+  testMatmul(t, "C = A.B + R", 0, 40, 56, 24, false, false, false,
+             Init::Residual);
+  testMatmul(t, "batched C = A.B + R, transposed B", 2, 16, 24, 8, false,
+             true, false, Init::Residual);
 }
 
 //===----------------------------------------------------------------------===//

@@ -25,6 +25,32 @@ def CUDAFuseElementwisePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def CUDAFuseMatmulEpiloguePass
+    : Pass<"dtensor-cuda-fuse-matmul-epilogue", "::mlir::func::FuncOp"> {
+  let summary = "residual adds of matmul results -> the matmul's epilogue";
+  let description = [{
+    On tensors, before `dtensor-cuda-fuse-elementwise`: a `linalg.generic`
+    computing `r + c` (or `c + r`) elementwise, where
+
+    1. its two inputs, its init and its result have one tensor type, all
+       its maps are identities and all its loops parallel;
+    2. its body is `yield addf(in0, in1)` in the element type, or
+       `yield truncf(addf(extf in0, extf in1))` through a wider float;
+    3. `c` is the only result of a contraction in the same block, used by
+       this add only, whose init is a `linalg.fill` of zero;
+
+    becomes that contraction accumulating onto a copy of `r`:
+    `%init = bufferization.alloc_tensor() copy(%r)`, the contraction with
+    `%init` as its init, in the add's place. `r` is never written.
+    `dtensor-cuda-matmul-to-runtime` then folds the copy into the call
+    (`dtensor_rt_matmul_add_<T>`: cuBLASLt reads r in its epilogue, beta =
+    1). The sum is taken in f32 on the accumulator and rounded once.
+    Anything else is left alone.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def CUDAFuseAttentionPass
     : Pass<"dtensor-cuda-fuse-attention", "::mlir::ModuleOp"> {
   let summary = "attention chains on tensors -> dtensor_rt_attention_<T> (fused kernel)";

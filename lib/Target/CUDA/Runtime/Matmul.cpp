@@ -1,6 +1,9 @@
 //===- Matmul.cpp - dtensor_rt_matmul_<T> over cuBLASLt -------------------===//
 //
-// C = A.B (accumulate == 0) or C += A.B on the compute stream.
+// C = A.B (accumulate == 0) or C += A.B on the compute stream;
+// dtensor_rt_matmul_add_<T>: C = A.B + R, R read in the GEMM's epilogue
+// (cuBLASLt's C operand with beta = 1, our C its D), R dense row-major of
+// C's shape and distinct from it.
 //
 // Layout. cuBLASLt is column-major; a row-major [R, C] matrix is a
 // column-major [C, R] one, so the row-major product C = A.B is computed as
@@ -274,10 +277,12 @@ void destroyPlan(Plan &p) {
   cublasLtMatmulDescDestroy(p.desc);
 }
 
-/// The search preference: the workspace, and the alignments of our A, B
-/// and C (cuBLASLt's B, A and C/D).
+/// The search preference: the workspace, and the alignments of our A, B,
+/// the accumulated input C (R for matmul_add) and the output D (cuBLASLt's
+/// B, A, C and D).
 cublasLtMatmulPreference_t makePreference(const void *a, const void *b,
-                                          const void *c, const char *op) {
+                                          const void *c, const void *d,
+                                          const char *op) {
   cublasLtMatmulPreference_t pref = nullptr;
   DTENSOR_LT(op, cublasLtMatmulPreferenceCreate, &pref);
   uint64_t wsBytes = kWorkspaceBytes;
@@ -285,14 +290,14 @@ cublasLtMatmulPreference_t makePreference(const void *a, const void *b,
              CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes,
              sizeof(wsBytes));
   uint32_t alignA = alignmentOf(b), alignB = alignmentOf(a),
-           alignC = alignmentOf(c);
+           alignC = alignmentOf(c), alignD = alignmentOf(d);
   struct {
     cublasLtMatmulPreferenceAttributes_t attribute;
     uint32_t *value;
   } alignments[] = {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA},
                     {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB},
                     {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC},
-                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC}};
+                    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD}};
   for (auto &entry : alignments)
     DTENSOR_LT(op, cublasLtMatmulPreferenceSetAttribute, pref, entry.attribute,
                entry.value, sizeof(uint32_t));
@@ -427,7 +432,8 @@ StridedView decode3(int64_t rank, void *descriptor, size_t elem, const char *op,
 
 void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
             const char *op, int64_t aRank, void *a, int64_t bRank, void *b,
-            int64_t cRank, void *c, int64_t accumulate) {
+            int64_t cRank, void *c, int64_t accumulate, int64_t rRank = 0,
+            void *r = nullptr) {
   DeviceState &dev = device(op);
   if (ctx != &dev)
     cudaFatal(op, ctx ? "context argument is not dtensor_rt_context() of "
@@ -452,10 +458,31 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   if (!cv.isContiguous())
     cudaFatal(op, "C must be dense row-major (sizes " + formatShape(cv.sizes) +
                       ")");
+  // The residual: read as C's layout (same shape, dense), never written.
+  const void *residual = nullptr;
+  if (r) {
+    if (rRank != cRank)
+      cudaFatal(op, "R has rank " + std::to_string(rRank) + ", C " +
+                        std::to_string(cRank));
+    StridedView rv = decode3(rRank, r, elem, op, "R");
+    if (rv.sizes != cv.sizes || !rv.isContiguous())
+      cudaFatal(op, "R must be dense row-major of C's shape (R " +
+                        formatShape(rv.sizes) + ", C " +
+                        formatShape(cv.sizes) + ")");
+    if (rv.data == cv.data)
+      cudaFatal(op, "R and C are the same buffer (use accumulate)");
+    residual = rv.data;
+    accumulate = 1;
+  }
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
-    if (!accumulate) {
+    if (residual) {
+      StridedView dst = contiguousView(cv.data, cv.sizes, elem);
+      StridedView src = contiguousView(const_cast<void *>(residual), cv.sizes,
+                                       elem);
+      copyOnDevice(dst, src, dev.compute, op);
+    } else if (!accumulate) {
       size_t count = cv.getNumElements();
       if (elem == 4)
         DTENSOR_CU(op, cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(cv.data),
@@ -497,7 +524,8 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
        {batch, m, n, k, int64_t(orient2[0].transposed), orient2[0].ld,
         int64_t(orient2[1].transposed), orient2[1].ld, strideA, strideB,
         int64_t(accumulate != 0), int64_t(tf32), int64_t(alignmentOf(av.data)),
-        int64_t(alignmentOf(bv.data)), int64_t(alignmentOf(cv.data))})
+        int64_t(alignmentOf(bv.data)), int64_t(alignmentOf(cv.data)),
+        int64_t(residual ? alignmentOf(residual) : 0)})
     key += "," + std::to_string(v);
 
   auto found = st.plans.find(key);
@@ -507,18 +535,20 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     Plan p = makePlan(
         dataType, tf32,
         planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB), op);
-    cublasLtMatmulPreference_t pref =
-        makePreference(av.data, bv.data, cv.data, op);
+    cublasLtMatmulPreference_t pref = makePreference(
+        av.data, bv.data, residual ? residual : cv.data, cv.data, op);
     if (!(autotune && lookupCache(st, key, p, op)))
-      p.algo = chooseAlgorithm(st, p, pref, av.data, bv.data, cv.data,
-                               cv.getNumBytes(), beta, autotune, key, op);
+      p.algo = chooseAlgorithm(st, p, pref, av.data, bv.data,
+                               residual ? residual : cv.data, cv.getNumBytes(),
+                               beta, autotune, key, op);
     cublasLtMatmulPreferenceDestroy(pref);
     found = st.plans.emplace(key, p).first;
   }
   const Plan &p = found->second;
   DTENSOR_LT(op, cublasLtMatmul, st.handle, p.desc, &alpha, bv.data, p.layoutA,
-             av.data, p.layoutB, &beta, cv.data, p.layoutC, cv.data, p.layoutC,
-             &p.algo, st.workspace, kWorkspaceBytes, dev.compute);
+             av.data, p.layoutB, &beta, residual ? residual : cv.data,
+             p.layoutC, cv.data, p.layoutC, &p.algo, st.workspace,
+             kWorkspaceBytes, dev.compute);
   for (void *stage : staged)
     freeAsync(stage, op);
 }
@@ -546,7 +576,7 @@ float bestMatmulMs(void *ctx, int32_t type, int64_t batch, int64_t m, int64_t n,
   Plan p = makePlan(
       types[type], /*tf32=*/false,
       planGemm(batch, m, k, n, rowMajorA, m * k, rowMajorB, k * n), op);
-  cublasLtMatmulPreference_t pref = makePreference(a, b, c, op);
+  cublasLtMatmulPreference_t pref = makePreference(a, b, c, c, op);
   std::string what = "A [" + std::to_string(batch) + "," + std::to_string(m) +
                      "," + std::to_string(k) + "] B [.., " + std::to_string(n) +
                      "]";
@@ -592,6 +622,27 @@ void dtensor_rt_matmul_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
                            int64_t accumulate) {
   matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_f32", aRank, a, bRank, b,
          cRank, c, accumulate);
+}
+
+void dtensor_rt_matmul_add_bf16(void *ctx, int64_t aRank, void *a,
+                                int64_t bRank, void *b, int64_t rRank, void *r,
+                                int64_t cRank, void *c) {
+  matmul(ctx, CUDA_R_16BF, ElemType::BF16, "matmul_add_bf16", aRank, a, bRank,
+         b, cRank, c, /*accumulate=*/1, rRank, r);
+}
+
+void dtensor_rt_matmul_add_f16(void *ctx, int64_t aRank, void *a,
+                               int64_t bRank, void *b, int64_t rRank, void *r,
+                               int64_t cRank, void *c) {
+  matmul(ctx, CUDA_R_16F, ElemType::F16, "matmul_add_f16", aRank, a, bRank, b,
+         cRank, c, /*accumulate=*/1, rRank, r);
+}
+
+void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a,
+                               int64_t bRank, void *b, int64_t rRank, void *r,
+                               int64_t cRank, void *c) {
+  matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_add_f32", aRank, a, bRank, b,
+         cRank, c, /*accumulate=*/1, rRank, r);
 }
 
 float dtensor_rt_matmul_best_ms(void *ctx, int32_t type, int64_t batch,
