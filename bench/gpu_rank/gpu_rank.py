@@ -11,7 +11,8 @@ compiles them from gen_rank.py's programs) and the same weights:
             (dtensor_rt_matmul_best_ms: every heuristic candidate timed) +
             every other op's bytes at the measured device copy bandwidth;
             the attention core counts as PyTorch's causal
-            scaled_dot_product_attention time
+            scaled_dot_product_attention time; measured once per round,
+            in turn with the variants, the median over rounds reported
   eager     PyTorch eager of the same per-rank computation
   compile   torch.compile of it
 Times are medians of CUDA-event timings of --iters calls after warm-ups,
@@ -47,15 +48,21 @@ D = H // HEADS
 
 # --- timing -------------------------------------------------------------------
 
-def interleaved_ms(fns, rounds, iters):
+def interleaved_ms(fns, rounds, iters, measured=None):
     """Median over `rounds` of each variant's median of `iters` timed calls,
     the variants taking turns in every round: clock and power drift over a
-    run (5-10% on the lent H100s) then moves every variant alike instead of
-    favouring the one timed first. `fns` maps a name to (fn, after)."""
-    per = {name: [] for name in fns}
+    run (5-10% on the lent H100s, up to 25% between runs) then moves every
+    variant alike instead of favouring the one timed first. `fns` maps a
+    name to (fn, after); `measured` maps a name to a function that takes its
+    own measurement in ms (the floor), called once per round in turn."""
+    measured = measured or {}
+    per = {name: [] for name in list(fns) + list(measured)}
     for _ in range(rounds):
         for name, (fn, after) in fns.items():
             per[name].append(median_ms(fn, iters, warmup=1, after=after))
+            torch.cuda.synchronize()
+        for name, fn in measured.items():
+            per[name].append(fn())
             torch.cuda.synchronize()
     return {name: sorted(xs)[len(xs) // 2] for name, xs in per.items()}
 
@@ -110,36 +117,45 @@ def inputs(block, T, tp, dt):
 
 # --- the floor ------------------------------------------------------------------
 
-def floor_ms(block, T, tp, rt, ctx, bandwidth, sdpa_ms, cache):
+def floor_parts(block, T, tp, rt, ctx, bandwidth, iters):
+    """One measurement of the floor, ms: (matmuls, attention core, other
+    bytes). Matmuls: each shape's best cuBLASLt algorithm (every heuristic
+    candidate timed, L2 evicted before each run); the attention core:
+    PyTorch's causal scaled_dot_product_attention; every other op's bytes
+    at the copy bandwidth. Taken once per round, in turn with the variants
+    (clocks drift: a floor measured once, apart, moved by up to 25% between
+    runs of one build)."""
     f, hh = FFN // tp, HEADS // tp
     mlp_mm = [(T, H, f), (T, H, f), (T, f, H)]
     attn_mm = [(T, H, 3 * hh * D), (T, hh * D, H)]
     e = 2  # bf16 bytes
     if block == "mlp":
-        mms, nbytes, extra = mlp_mm, 3 * T * f * e, 0.0
+        mms, nbytes = mlp_mm, 3 * T * f * e
     elif block == "sp_mlp":
         R = T // tp
-        mms, nbytes, extra = mlp_mm, 3 * T * f * e + 2 * R * H * e + 3 * R * H * e, 0.0
+        mms, nbytes = mlp_mm, 3 * T * f * e + 2 * R * H * e + 3 * R * H * e
     elif block == "attn":
-        mms, nbytes, extra = attn_mm, 0, sdpa_ms
+        mms, nbytes = attn_mm, 0
     else:
         mms = attn_mm + mlp_mm
         nbytes = 3 * T * f * e + 2 * (2 * T * H * e) + 2 * (3 * T * H * e)
-        extra = sdpa_ms
-    total = 0.0
+    matmul = 0.0
     for m, k, n in mms:
-        key = (m, k, n)
-        if key not in cache:
-            a = torch.randn(m, k, device="cuda").bfloat16()
-            b = torch.randn(k, n, device="cuda").bfloat16()
-            c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            cache[key] = rt.dtensor_rt_matmul_best_ms(
-                ctx, 2, 1, m, n, k, ctypes.c_void_p(a.data_ptr()),
-                ctypes.c_void_p(b.data_ptr()), ctypes.c_void_p(c.data_ptr()),
-                32, 10)
-            del a, b, c
-        total += cache[key]
-    return total + nbytes / bandwidth * 1e3 + extra
+        a = torch.randn(m, k, device="cuda").bfloat16()
+        b = torch.randn(k, n, device="cuda").bfloat16()
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        matmul += rt.dtensor_rt_matmul_best_ms(
+            ctx, 2, 1, m, n, k, ctypes.c_void_p(a.data_ptr()),
+            ctypes.c_void_p(b.data_ptr()), ctypes.c_void_p(c.data_ptr()),
+            32, 5)
+        del a, b, c
+    sdpa = 0.0
+    if block in ("attn", "layer"):
+        q = torch.randn(1, HEADS // tp, T, D, device="cuda", dtype=torch.bfloat16)
+        sdpa = median_ms(lambda: F.scaled_dot_product_attention(
+            q, q, q, is_causal=True), iters)
+        del q
+    return matmul, sdpa, nbytes / bandwidth * 1e3
 
 
 def copy_bandwidth():
@@ -257,7 +273,17 @@ def main():
                 cfn = torch.compile(fn)
                 median_ms(lambda: cfn(*args), 3)
                 variants["compile"] = (lambda: cfn(*args), None)
-            times = interleaved_ms(variants, a.rounds, a.iters)
+            if not hasattr(main, "bw"):
+                main.bw = copy_bandwidth()
+            parts = []
+
+            def floor_round():
+                parts.append(floor_parts(block, T, tp, runtime, ctx, main.bw,
+                                         a.iters))
+                return sum(parts[-1])
+
+            times = interleaved_ms(variants, a.rounds, a.iters,
+                                   {"floor": floor_round})
             compiled, graph_ms, eager = times["ours"], times["graph"], times["eager"]
             comp = times.get("compile", float("nan"))
             runtime.dtensor_rt_graph_destroy(ctx, graph)
@@ -270,23 +296,14 @@ def main():
                     profile(lambda: cfn(*args),
                             os.path.join(a.trace, name + ".compile.trace.json"),
                             free=lambda: None)
-            # floor
-            hh = HEADS // tp
-            if block in ("attn", "layer"):
-                q = torch.randn(1, hh, T, D, device="cuda", dtype=torch.bfloat16)
-                sdpa = median_ms(lambda: F.scaled_dot_product_attention(
-                    q, q, q, is_causal=True), a.iters)
-                del q
-            else:
-                sdpa = 0.0
-            if not hasattr(main, "bw"):
-                main.bw = copy_bandwidth()
-            # The floor in this case's own measurements (not cached across
-            # cases: clocks drift over a run).
-            fl = floor_ms(block, T, tp, runtime, ctx, main.bw, sdpa, {})
+            fl = times["floor"]
+            median = lambda xs: sorted(xs)[len(xs) // 2]
+            mm_ms, sdpa, bytes_ms = (median([p[i] for p in parts])
+                                     for i in range(3))
         row = dict(case=name, block=block, tokens=T, tp=tp, compiled_ms=compiled,
                    graph_ms=graph_ms, graph_host_us=host_us, floor_ms=fl,
                    eager_ms=eager, compile_ms=comp, sdpa_ms=sdpa,
+                   floor_matmul_ms=mm_ms, floor_bytes_ms=bytes_ms,
                    peak_mib=peak, eager_peak_mib=eager_peak, rel_err=err,
                    graph_rel_err=gerr, copy_gbs=main.bw / 1e9)
         best = min(compiled, graph_ms)
