@@ -15,10 +15,10 @@ compiles them from gen_rank.py's programs) and the same weights:
             in turn with the variants, the median over rounds reported
   eager     PyTorch eager of the same per-rank computation
   compile   torch.compile of it
-Times are medians of CUDA-event timings of --iters calls after warm-ups,
-taken in --rounds rounds in which the variants (ours, graph, eager,
-compile) take turns, the median over rounds reported (drift of clocks over
-a run then moves every variant alike); on
+Times are medians of CUDA-event timings of --rounds x --iters calls, the
+variants (ours, graph, eager, compile) taking turns call by call (the
+clocks drift by up to 10% between 40 ms windows: each variant then sees the
+same clocks); on
 the program's own stream (wrapped by torch.cuda.ExternalStream, so PyTorch
 runs on it too). Also: host time per graph launch, peak device memory of the
 compiled program (stream-ordered pool high-water mark) and of eager
@@ -49,22 +49,45 @@ D = H // HEADS
 # --- timing -------------------------------------------------------------------
 
 def interleaved_ms(fns, rounds, iters, measured=None):
-    """Median over `rounds` of each variant's median of `iters` timed calls,
-    the variants taking turns in every round: clock and power drift over a
-    run (5-10% on the lent H100s, up to 25% between runs) then moves every
-    variant alike instead of favouring the one timed first. `fns` maps a
+    """Each variant's median over `rounds` x `iters` timed calls, taken in
+    turns call by call: the clocks of the lent H100s move by up to 10%
+    from one 40 ms window to the next, so variants timed in blocks of calls
+    one after the other differ by the clocks they happened to get; taking
+    turns at every call gives each the same clocks. The order rotates from
+    round to round (no variant always follows the same one). `fns` maps a
     name to (fn, after); `measured` maps a name to a function that takes its
-    own measurement in ms (the floor), called once per round in turn."""
+    own measurement in ms (the floor), called once per round. Returns the
+    medians and every call's time per variant (per round for `measured`)."""
     measured = measured or {}
-    per = {name: [] for name in list(fns) + list(measured)}
-    for _ in range(rounds):
-        for name, (fn, after) in fns.items():
-            per[name].append(median_ms(fn, iters, warmup=1, after=after))
-            torch.cuda.synchronize()
+    names = list(fns)
+    per = {name: [] for name in names + list(measured)}
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:  # warm-up
+            fn, after = fns[name]
+            fn()
+            if after:
+                after()
+        torch.cuda.synchronize()
+        events = {name: [] for name in names}
+        for _ in range(iters):
+            for name in order:
+                fn, after = fns[name]
+                a, b = (torch.cuda.Event(enable_timing=True),
+                        torch.cuda.Event(enable_timing=True))
+                a.record()
+                fn()
+                b.record()
+                if after:
+                    after()
+                events[name].append((a, b))
+        torch.cuda.synchronize()
+        for name in names:
+            per[name] += [a.elapsed_time(b) for a, b in events[name]]
         for name, fn in measured.items():
             per[name].append(fn())
             torch.cuda.synchronize()
-    return {name: sorted(xs)[len(xs) // 2] for name, xs in per.items()}
+    return {name: sorted(xs)[len(xs) // 2] for name, xs in per.items()}, per
 
 
 # --- the blocks in PyTorch ----------------------------------------------------
@@ -175,9 +198,9 @@ def main():
     ap.add_argument("--iters", type=int, default=20,
                     help="timed calls per variant and round")
     ap.add_argument("--rounds", type=int, default=5,
-                    help="rounds in which the variants take turns; each "
-                         "time is the median over rounds of the round's "
-                         "median")
+                    help="rounds of --iters calls per variant, the variants "
+                         "taking turns call by call (order rotated per "
+                         "round); the floor is measured once per round")
     ap.add_argument("--json", default="")
     ap.add_argument("--no-compile", action="store_true",
                     help="skip torch.compile (faster)")
@@ -282,8 +305,8 @@ def main():
                                          a.iters))
                 return sum(parts[-1])
 
-            times = interleaved_ms(variants, a.rounds, a.iters,
-                                   {"floor": floor_round})
+            times, rounds = interleaved_ms(variants, a.rounds, a.iters,
+                                           {"floor": floor_round})
             compiled, graph_ms, eager = times["ours"], times["graph"], times["eager"]
             comp = times.get("compile", float("nan"))
             runtime.dtensor_rt_graph_destroy(ctx, graph)
@@ -304,6 +327,7 @@ def main():
                    graph_ms=graph_ms, graph_host_us=host_us, floor_ms=fl,
                    eager_ms=eager, compile_ms=comp, sdpa_ms=sdpa,
                    floor_matmul_ms=mm_ms, floor_bytes_ms=bytes_ms,
+                   rounds_ms=rounds,
                    peak_mib=peak, eager_peak_mib=eager_peak, rel_err=err,
                    graph_rel_err=gerr, copy_gbs=main.bw / 1e9)
         best = min(compiled, graph_ms)
