@@ -1,4 +1,4 @@
-//===- CUDAFuseMatmulEpilogue.cpp - residual adds into the matmul ---------===//
+//===- CUDAFuseMatmulEpilogue.cpp - residual and bias adds into matmuls ---===//
 //
 // Runs on tensors, before elementwise fusion: `r + A.B` (a residual add of
 // a matmul's result) becomes the matmul accumulating onto a copy of r,
@@ -10,9 +10,12 @@
 // accumulate, and `dtensor-cuda-matmul-to-runtime` folds the copy into the
 // cuBLASLt call: D = A.B + R with R read in the GEMM's epilogue (beta = 1),
 // no add kernel and no copy. r itself is never written (it may be a
-// function argument, or read again later). Numerics: the sum is taken in
-// f32 on the f32 accumulator and rounded once, where the add kernel rounds
-// the product to the element type first.
+// function argument, or read again later). Likewise `A.B + bias` (a bias
+// of the output's columns, nn.Linear's) becomes the matmul accumulating
+// onto `linalg.broadcast` of the bias, which the call folds into cuBLASLt's
+// bias epilogue. Numerics: the sum is taken in f32 on the f32 accumulator
+// and rounded once, where the add kernel rounds the product to the element
+// type first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
@@ -45,22 +49,39 @@ static bool isInput(Value value, BlockArgument arg, bool extended,
   return ext && ext.getIn() == arg && arg.getType() == element;
 }
 
-/// Whether `op` computes out = in0 + in1 elementwise: two inputs and one
-/// init of one tensor type, identity maps, parallel loops, and a body
-/// `yield addf(in0, in1)` in the element type or
-/// `yield truncf(addf(extf in0, extf in1))` through a wider float.
-static bool isElementwiseAdd(linalg::GenericOp op) {
+/// Whether `map` reads a rank-1 operand along the last of its loops only
+/// (a bias of the output's columns).
+static bool isLastDimProjection(AffineMap map) {
+  return map.getNumResults() == 1 && map.getNumDims() >= 2 &&
+         map.getResult(0) ==
+             getAffineDimExpr(map.getNumDims() - 1, map.getContext());
+}
+
+/// Whether `op` computes out = in0 + in1 elementwise, in0 and in1 of the
+/// output's tensor type, or one of them a bias (rank 1, the output's last
+/// dimension, read along the last loop): one init, identity maps but the
+/// bias's, parallel loops, and a body `yield addf(in0, in1)` in the element
+/// type or `yield truncf(addf(extf in0, extf in1))` through a wider float.
+static bool isAdd(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 ||
-      op.getNumParallelLoops() != op.getNumLoops() ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
+      op.getNumParallelLoops() != op.getNumLoops())
     return false;
-  Type type = op.getResult(0).getType();
-  if (!isa<RankedTensorType>(type) || op.getDpsInputs()[0].getType() != type ||
-      op.getDpsInputs()[1].getType() != type)
+  auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+  if (!type || !op.getIndexingMapsArray().back().isIdentity())
     return false;
-  Type element = getElementTypeOrSelf(type);
+  Type element = type.getElementType();
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    auto inputType = dyn_cast<RankedTensorType>(input->get().getType());
+    bool full = map.isIdentity() && inputType == type;
+    bool bias = isLastDimProjection(map) && inputType &&
+                inputType.getRank() == 1 &&
+                inputType.getElementType() == element &&
+                inputType.getDimSize(0) == type.getShape().back();
+    if (!full && !bias)
+      return false;
+  }
   Block *body = op.getBlock();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   if (yield.getNumOperands() != 1)
@@ -112,22 +133,38 @@ struct CUDAFuseMatmulEpiloguePass
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> adds;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isElementwiseAdd(op))
+      if (isAdd(op))
         adds.push_back(op);
     });
     for (linalg::GenericOp add : adds) {
-      // The first input that is a fusable contraction; the other is r.
+      // The first input that is a fusable contraction (read whole); the
+      // other is the residual or the bias.
       for (unsigned number = 0; number < 2; ++number) {
         linalg::LinalgOp matmul = zeroInitContraction(add, number);
-        Value residual = add.getDpsInputs()[1 - number];
-        if (!matmul || residual == add.getDpsInputs()[number])
+        Value other = add.getDpsInputs()[1 - number];
+        if (!matmul || other == add.getDpsInputs()[number] ||
+            !add.getIndexingMapsArray()[number].isIdentity())
           continue;
         OpBuilder builder(add);
-        auto init = bufferization::AllocTensorOp::create(
-            builder, add.getLoc(), cast<RankedTensorType>(residual.getType()),
-            ValueRange(), residual);
+        Location loc = add.getLoc();
+        auto type = cast<RankedTensorType>(add.getResult(0).getType());
+        Value init;
+        if (cast<RankedTensorType>(other.getType()).getRank() ==
+            type.getRank()) {
+          // The residual: a copy of it, accumulated onto.
+          init = bufferization::AllocTensorOp::create(builder, loc, type,
+                                                      ValueRange(), other);
+        } else {
+          // The bias: broadcast over the rows, accumulated onto.
+          Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                                type.getElementType());
+          init = linalg::BroadcastOp::create(
+                     builder, loc, other, empty,
+                     llvm::to_vector(llvm::seq<int64_t>(0, type.getRank() - 1)))
+                     ->getResult(0);
+        }
         IRMapping mapping;
-        mapping.map(matmul.getDpsInits()[0], init.getResult());
+        mapping.map(matmul.getDpsInits()[0], init);
         Operation *fused = builder.clone(*matmul, mapping);
         add.getResult(0).replaceAllUsesWith(fused->getResult(0));
         add.erase();

@@ -179,7 +179,20 @@ static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
 struct InitWriter {
   linalg::FillOp fill;
   memref::CopyOp copy;
+  linalg::BroadcastOp broadcast;
 };
+
+/// Whether `broadcast` writes a bias of the output's columns into a fresh
+/// allocation: a dense rank-1 input broadcast over every dimension but the
+/// last (then the call computes C = A.B + bias in cuBLASLt's epilogue).
+static bool isBiasBroadcast(linalg::BroadcastOp broadcast, Value output) {
+  auto input = dyn_cast<MemRefType>(broadcast.getInput().getType());
+  auto type = dyn_cast<MemRefType>(output.getType());
+  return input && type && output.getDefiningOp<memref::AllocOp>() &&
+         input.getRank() == 1 && input.getLayout().isIdentity() &&
+         llvm::equal(broadcast.getDimensions(),
+                     llvm::seq<int64_t>(0, type.getRank() - 1));
+}
 
 /// The writer of exactly `output` that `op` may absorb: in the same block,
 /// and no op between them uses `output`, the copy's source, or any alias
@@ -193,13 +206,19 @@ static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
         return {fill, nullptr};
       return {};
     }
+    if (auto broadcast = dyn_cast<linalg::BroadcastOp>(prev);
+        broadcast && broadcast.getInit() == output) {
+      if (!isBiasBroadcast(broadcast, output))
+        return {};
+      return {nullptr, nullptr, broadcast};
+    }
     if (auto copy = dyn_cast<memref::CopyOp>(prev);
         copy && copy.getTarget() == output) {
       auto source = dyn_cast<MemRefType>(copy.getSource().getType());
       if (!output.getDefiningOp<memref::AllocOp>() || !source ||
           source != output.getType() || !source.getLayout().isIdentity())
         return {};
-      return {nullptr, copy};
+      return {nullptr, copy, nullptr};
     }
     bool touches = false;
     prev->walk([&](Operation *nested) {
@@ -213,12 +232,12 @@ static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
   return {};
 }
 
-/// Whether an op between `copy` and `op` uses the copy's source or an alias
-/// of it (a write there would change what the copy had taken).
-static bool sourceTouchedBefore(memref::CopyOp copy, Operation *op) {
-  llvm::SmallPtrSet<Value, 8> aliases =
-      aliasesOf(getRootBuffer(copy.getSource()));
-  for (Operation *next = copy->getNextNode(); next && next != op;
+/// Whether an op between `writer` and `op` uses `source` or an alias of it
+/// (a write there would change what the writer had taken).
+static bool sourceTouchedBefore(Operation *writer, Value source,
+                                Operation *op) {
+  llvm::SmallPtrSet<Value, 8> aliases = aliasesOf(getRootBuffer(source));
+  for (Operation *next = writer->getNextNode(); next && next != op;
        next = next->getNextNode()) {
     bool touches = false;
     next->walk([&](Operation *nested) {
@@ -283,8 +302,15 @@ struct CUDAMatmulToRuntimePass
     // order (otherwise the copy stays, a kernel, and the call accumulates).
     memref::CopyOp residualCopy =
         writer.copy && mapping->permC.empty() &&
-                !sourceTouchedBefore(writer.copy, op)
+                !sourceTouchedBefore(writer.copy, writer.copy.getSource(), op)
             ? writer.copy
+            : nullptr;
+    // Likewise a bias broadcast folds into cuBLASLt's bias epilogue.
+    linalg::BroadcastOp biasBroadcast =
+        writer.broadcast && mapping->permC.empty() &&
+                !sourceTouchedBefore(writer.broadcast,
+                                     writer.broadcast.getInput(), op)
+            ? writer.broadcast
             : nullptr;
     OpBuilder builder(op);
     Location loc = op.getLoc();
@@ -406,10 +432,14 @@ struct CUDAMatmulToRuntimePass
       *operand.value =
           memref::CollapseShapeOp::create(builder, loc, *operand.value, groups);
     }
-    // dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate), or C = A.B + R:
-    // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C).
+    // dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate); C = A.B + R:
+    // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C); C = A.B + bias:
+    // dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C).
+    Value extra = viewR ? viewR
+                  : biasBroadcast ? biasBroadcast.getInput()
+                                  : Value();
     Value accumulate =
-        viewR ? Value()
+        extra ? Value()
               : arith::ConstantOp::create(
                     builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1));
     SmallVector<Value> args;
@@ -417,16 +447,16 @@ struct CUDAMatmulToRuntimePass
       args.push_back(cuda::getRuntimeContext(func));
     args.push_back(unranked(viewA));
     args.push_back(unranked(viewB));
-    if (viewR)
-      args.push_back(unranked(viewR));
+    if (extra)
+      args.push_back(unranked(extra));
     args.push_back(unranked(viewC));
     if (accumulate)
       args.push_back(accumulate);
+    StringRef entry = viewR           ? "dtensor_rt_matmul_add_"
+                      : biasBroadcast ? "dtensor_rt_matmul_bias_"
+                                      : "dtensor_rt_matmul_";
     func::FuncOp callee = cuda::declareRuntimeFunction(
-        func->getParentOfType<ModuleOp>(),
-        (Twine(viewR ? "dtensor_rt_matmul_add_" : "dtensor_rt_matmul_") +
-         *suffix)
-            .str(),
+        func->getParentOfType<ModuleOp>(), (entry + *suffix).str(),
         TypeRange(ValueRange(args)), {});
     func::CallOp::create(builder, loc, callee, args);
     if (permutedC) {
@@ -437,6 +467,8 @@ struct CUDAMatmulToRuntimePass
       fill.erase();
     if (residualCopy)
       residualCopy.erase();
+    if (biasBroadcast)
+      biasBroadcast.erase();
     op.erase();
     return success();
   }

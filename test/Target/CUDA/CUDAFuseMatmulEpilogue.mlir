@@ -55,17 +55,63 @@ func.func @residual_f32_batch(%x: tensor<2x16x32xf32>, %a: tensor<2x16x8xf32>, %
 
 // -----
 
+// nn.Linear's bias (one value per output column, read along the last loop)
+// becomes the matmul accumulating onto the bias broadcast over the rows;
+// bf16 through f32 and the bias second, or f32 and the bias first.
+// CHECK-LABEL: func.func @bias(
+// CHECK-SAME:      %[[A:.*]]: tensor<16x8xbf16>, %[[B:.*]]: tensor<8x32xbf16>, %[[BIAS:.*]]: tensor<32xbf16>
+// CHECK:         %[[BC:.*]] = linalg.broadcast ins(%[[BIAS]] : tensor<32xbf16>) outs(%{{.*}} : tensor<16x32xbf16>) dimensions = [0]
+// CHECK:         %[[MM:.*]] = linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[BC]] : tensor<16x32xbf16>)
+// CHECK:         linalg.broadcast ins(%{{.*}} : tensor<32xf32>) outs(%{{.*}} : tensor<2x16x32xf32>) dimensions = [0, 1]
+// CHECK:         linalg.batch_matmul
+// CHECK-NOT:     linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#last = affine_map<(d0, d1) -> (d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#last3 = affine_map<(d0, d1, d2) -> (d2)>
+func.func @bias(%a: tensor<16x8xbf16>, %b: tensor<8x32xbf16>, %bias: tensor<32xbf16>,
+                %a3: tensor<2x16x8xf32>, %b3: tensor<2x8x32xf32>, %bias3: tensor<32xf32>)
+    -> (tensor<16x32xbf16>, tensor<2x16x32xf32>) {
+  %zero = arith.constant 0.0 : bf16
+  %zf = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xbf16>
+  %f = linalg.fill ins(%zero : bf16) outs(%e : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %mm = linalg.matmul ins(%a, %b : tensor<16x8xbf16>, tensor<8x32xbf16>) outs(%f : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #last, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<16x32xbf16>, tensor<32xbf16>) outs(%e : tensor<16x32xbf16>) {
+  ^bb0(%p: bf16, %q: bf16, %o: bf16):
+    %pf = arith.extf %p : bf16 to f32
+    %qf = arith.extf %q : bf16 to f32
+    %s = arith.addf %pf, %qf : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<16x32xbf16>
+  %e3 = tensor.empty() : tensor<2x16x32xf32>
+  %f3 = linalg.fill ins(%zf : f32) outs(%e3 : tensor<2x16x32xf32>) -> tensor<2x16x32xf32>
+  %mm3 = linalg.batch_matmul ins(%a3, %b3 : tensor<2x16x8xf32>, tensor<2x8x32xf32>) outs(%f3 : tensor<2x16x32xf32>) -> tensor<2x16x32xf32>
+  %r3 = linalg.generic {indexing_maps = [#last3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bias3, %mm3 : tensor<32xf32>, tensor<2x16x32xf32>) outs(%e3 : tensor<2x16x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x32xf32>
+  return %r, %r3 : tensor<16x32xbf16>, tensor<2x16x32xf32>
+}
+
+// -----
+
 // Left alone: the matmul's result is used again (the product itself is
 // needed), the init is not zero (the matmul already accumulates), the
-// "residual" is broadcast (a bias: not this pattern), the op subtracts, and
-// the sum of a matmul with itself.
+// vector is broadcast along the columns (one value per row: no cuBLASLt
+// epilogue adds that), the op subtracts, and the sum of a matmul with
+// itself.
 // CHECK-LABEL: func.func @not_fused(
 // CHECK-NOT:     bufferization.alloc_tensor
 // CHECK-COUNT-5: linalg.generic
 // CHECK-NOT:     bufferization.alloc_tensor
 #id = affine_map<(d0, d1) -> (d0, d1)>
-#row = affine_map<(d0, d1) -> (d1)>
-func.func @not_fused(%x: tensor<16x32xf32>, %a: tensor<16x8xf32>, %b: tensor<8x32xf32>, %bias: tensor<32xf32>)
+#col = affine_map<(d0, d1) -> (d0)>
+func.func @not_fused(%x: tensor<16x32xf32>, %a: tensor<16x8xf32>, %b: tensor<8x32xf32>, %bias: tensor<16xf32>)
     -> (tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>) {
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
@@ -88,10 +134,10 @@ func.func @not_fused(%x: tensor<16x32xf32>, %a: tensor<16x8xf32>, %b: tensor<8x3
     %s = arith.addf %p, %q : f32
     linalg.yield %s : f32
   } -> tensor<16x32xf32>
-  // bias: broadcast along rows
+  // one value per row
   %mm2 = linalg.matmul ins(%a, %b : tensor<16x8xf32>, tensor<8x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
-  %r2 = linalg.generic {indexing_maps = [#row, #id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%bias, %mm2 : tensor<32xf32>, tensor<16x32xf32>) outs(%e : tensor<16x32xf32>) {
+  %r2 = linalg.generic {indexing_maps = [#col, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias, %mm2 : tensor<16xf32>, tensor<16x32xf32>) outs(%e : tensor<16x32xf32>) {
   ^bb0(%p: f32, %q: f32, %o: f32):
     %s = arith.addf %p, %q : f32
     linalg.yield %s : f32

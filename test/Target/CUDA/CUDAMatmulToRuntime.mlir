@@ -332,3 +332,31 @@ func.func @residual_kept(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %r: memref
   linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c2 : memref<8x32xf32>)
   return %c, %out, %v : memref<8x32xf32>, memref<8x32xf32>, f32
 }
+
+// -----
+
+// A bias broadcast over the rows of a fresh allocation right before the
+// matmul folds into cuBLASLt's bias epilogue: C = A.B + bias, no broadcast
+// kernel. A broadcast along the other dimension stays (and the call
+// accumulates onto it).
+// CHECK-LABEL: func.func @bias(
+// CHECK-SAME:      %[[A:.*]]: memref<8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[BIAS:.*]]: memref<32xf32>, %[[ROWS:.*]]: memref<8xf32>
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<8x32xf32>
+// CHECK-NOT:     linalg.broadcast
+// CHECK-DAG:     %[[UBIAS:.*]] = memref.cast %[[BIAS]] : memref<32xf32> to memref<*xf32>
+// CHECK-DAG:     %[[UC:.*]] = memref.cast %[[C]] : memref<8x32xf32> to memref<*xf32>
+// CHECK:         call @dtensor_rt_matmul_bias_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[UBIAS]], %[[UC]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+// CHECK:         linalg.broadcast ins(%[[ROWS]]
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         call @dtensor_rt_matmul_f32({{.*}}, %[[ONE]])
+// CHECK:       func.func private @dtensor_rt_matmul_bias_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
+func.func @bias(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf32>, %rows: memref<8xf32>)
+    -> (memref<8x32xf32>, memref<8x32xf32>) {
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.broadcast ins(%bias : memref<32xf32>) outs(%c : memref<8x32xf32>) dimensions = [0]
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  %c2 = memref.alloc() : memref<8x32xf32>
+  linalg.broadcast ins(%rows : memref<8xf32>) outs(%c2 : memref<8x32xf32>) dimensions = [1]
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c2 : memref<8x32xf32>)
+  return %c, %c2 : memref<8x32xf32>, memref<8x32xf32>
+}

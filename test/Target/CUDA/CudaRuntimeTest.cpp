@@ -503,9 +503,10 @@ using MatmulFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
 using MatmulAddFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
                              void *, int64_t, void *);
 
-/// What C starts from: C = A.B, C += A.B (matmul_<T> with accumulate), or
-/// C = A.B + R from a separate residual R (matmul_add_<T>; R unchanged).
-enum class Init { Zero, Accumulate, Residual };
+/// What C starts from: C = A.B, C += A.B (matmul_<T> with accumulate),
+/// C = A.B + R from a separate residual R (matmul_add_<T>; R unchanged), or
+/// C = A.B + bias, bias[j] added to column j (matmul_bias_<T>).
+enum class Init { Zero, Accumulate, Residual, Bias };
 
 /// A [B?, M, K] x [B?, K, N] product. `transA`/`transB`: the operand is
 /// stored transposed (its view has a unit stride on the first matrix
@@ -520,7 +521,9 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   MatmulAddFn addFn = t == Type::F32    ? dtensor_rt_matmul_add_f32
                       : t == Type::BF16 ? dtensor_rt_matmul_add_bf16
                                         : dtensor_rt_matmul_add_f16;
-  bool accumulate = init != Init::Zero;
+  MatmulAddFn biasFn = t == Type::F32    ? dtensor_rt_matmul_bias_f32
+                       : t == Type::BF16 ? dtensor_rt_matmul_bias_bf16
+                                         : dtensor_rt_matmul_bias_f16;
   int64_t b = std::max<int64_t>(batch, 1);
   int64_t spread = strided ? 2 : 1;
   // Host values in [-1, 1), rounded to the element type.
@@ -536,7 +539,7 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   };
   // Logical A[b][i][l], B[b][l][j].
   std::vector<float> a = fill(b * m * k, 1), bm = fill(b * k * n, 2),
-                     c0 = fill(b * m * n, 3);
+                     c0 = fill(b * m * n, 3), bias = fill(n, 5);
   // Storage: element (i, l) of batch p of A lives at
   //   p*m*k*spread + (transA ? l*m + i : i*k + l) * spread.
   std::vector<float> aStore(b * m * k * spread, 0.0f),
@@ -552,13 +555,16 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
         bStore[(p * k * n + (transB ? j * k + l : l * n + j)) * spread] =
             bm[(p * k + l) * n + j];
   DeviceBuffer ad(aStore.size() * typeSize(t)), bd(bStore.size() * typeSize(t)),
-      cd(c0.size() * typeSize(t)), rd(c0.size() * typeSize(t));
+      cd(c0.size() * typeSize(t)), rd(c0.size() * typeSize(t)),
+      biasd(n * typeSize(t));
   ad.upload(encode(t, aStore));
   bd.upload(encode(t, bStore));
-  // With a residual, C starts as garbage (what it held must not count) and
-  // R holds the values added.
-  cd.upload(encode(t, init == Init::Residual ? fill(b * m * n, 4) : c0));
+  // With a residual or a bias, C starts as garbage (what it held must not
+  // count); R holds the values added.
+  bool fresh = init == Init::Residual || init == Init::Bias;
+  cd.upload(encode(t, fresh ? fill(b * m * n, 4) : c0));
   rd.upload(encode(t, c0));
+  biasd.upload(encode(t, bias));
   std::vector<int64_t> aSizes = {m, k},
                        aStrides = {transA ? 1 : k, transA ? m : 1};
   std::vector<int64_t> bSizes = {k, n},
@@ -577,9 +583,12 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   }
   int64_t r = static_cast<int64_t>(aSizes.size());
   MemRef aRef(ad.ptr, 0, aSizes, aStrides), bRef(bd.ptr, 0, bSizes, bStrides),
-      cRef(cd.ptr, 0, cSizes), rRef(rd.ptr, 0, cSizes);
+      cRef(cd.ptr, 0, cSizes), rRef(rd.ptr, 0, cSizes), biasRef(biasd.ptr, 0, {n});
   if (init == Init::Residual)
     addFn(ctx, r, aRef.desc(), r, bRef.desc(), r, rRef.desc(), r, cRef.desc());
+  else if (init == Init::Bias)
+    biasFn(ctx, r, aRef.desc(), r, bRef.desc(), 1, biasRef.desc(), r,
+           cRef.desc());
   else
     fn(ctx, r, aRef.desc(), r, bRef.desc(), r, cRef.desc(),
        init == Init::Accumulate ? 1 : 0);
@@ -592,7 +601,9 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   for (int64_t p = 0; p < b; ++p)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double acc = accumulate ? c0[(p * m + i) * n + j] : 0.0;
+        double acc = init == Init::Bias ? bias[j]
+                     : init == Init::Zero ? 0.0
+                                          : c0[(p * m + i) * n + j];
         for (int64_t l = 0; l < k; ++l)
           acc +=
               double(a[(p * m + i) * k + l]) * double(bm[(p * k + l) * n + j]);
@@ -608,7 +619,9 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   std::snprintf(detail, sizeof(detail), "relative error %.3g, limit %.0e", rel,
                 limit);
   report(rel < limit,
-         std::string(init == Init::Residual ? "matmul_add_" : "matmul_") +
+         std::string(init == Init::Residual ? "matmul_add_"
+                     : init == Init::Bias   ? "matmul_bias_"
+                                            : "matmul_") +
              typeName(t) + " " + what,
          detail);
 }
@@ -633,6 +646,13 @@ void testMatmuls(Type t) {
              Init::Residual);
   testMatmul(t, "batched C = A.B + R, transposed B", 2, 16, 24, 8, false,
              true, false, Init::Residual);
+  // The bias in the epilogue (every row, every batch).
+  testMatmul(t, "C = A.B + bias", 0, 40, 56, 24, false, false, false,
+             Init::Bias);
+  testMatmul(t, "batched C = A.B + bias, transposed A", 3, 16, 24, 8, true,
+             false, false, Init::Bias);
+  testMatmul(t, "C = A.B + bias, K = 0", 0, 4, 0, 8, false, false, false,
+             Init::Bias);
 }
 
 //===----------------------------------------------------------------------===//

@@ -27,28 +27,33 @@ def CUDAFuseElementwisePass
 
 def CUDAFuseMatmulEpiloguePass
     : Pass<"dtensor-cuda-fuse-matmul-epilogue", "::mlir::func::FuncOp"> {
-  let summary = "residual adds of matmul results -> the matmul's epilogue";
+  let summary = "residual and bias adds of matmul results -> the matmul's epilogue";
   let description = [{
     On tensors, before `dtensor-cuda-fuse-elementwise`: a `linalg.generic`
-    computing `r + c` (or `c + r`) elementwise, where
+    computing `v + c` (or `c + v`) elementwise, where
 
-    1. its two inputs, its init and its result have one tensor type, all
-       its maps are identities and all its loops parallel;
+    1. its init and result have one ranked tensor type, `c` is read with the
+       identity map, all its loops are parallel, and `v` is either of that
+       type read with the identity map (a residual) or rank 1 of the
+       output's last size read along the last loop only (a bias of the
+       output's columns, nn.Linear's);
     2. its body is `yield addf(in0, in1)` in the element type, or
        `yield truncf(addf(extf in0, extf in1))` through a wider float;
     3. `c` is the only result of a contraction in the same block, used by
        this add only, whose init is a `linalg.fill` of zero;
 
-    becomes that contraction accumulating onto a copy of `r`:
-    `%init = bufferization.alloc_tensor() copy(%r)`, the contraction with
-    `%init` as its init, in the add's place. `r` is never written.
-    `dtensor-cuda-matmul-to-runtime` then folds the copy into the call
-    (`dtensor_rt_matmul_add_<T>`: cuBLASLt reads r in its epilogue, beta =
-    1). The sum is taken in f32 on the accumulator and rounded once.
-    Anything else is left alone.
+    becomes that contraction accumulating onto `v`, in the add's place: onto
+    `bufferization.alloc_tensor() copy(%v)` for a residual (`v` itself is
+    never written), onto `linalg.broadcast` of `v` over the rows for a
+    bias. `dtensor-cuda-matmul-to-runtime` then folds the copy or the
+    broadcast into the call (`dtensor_rt_matmul_add_<T>`: cuBLASLt reads the
+    residual in its epilogue, beta = 1; `dtensor_rt_matmul_bias_<T>`:
+    cuBLASLt's bias epilogue). The sum is taken in f32 on the accumulator
+    and rounded once. Anything else is left alone.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
-                           "::mlir::linalg::LinalgDialect"];
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def CUDAFuseAttentionPass
@@ -105,7 +110,14 @@ def CUDAMatmulToRuntimePass
     `linalg.copy` into its permuted view (plus one from it when C is
     accumulated onto). A `linalg.fill` of zero into
     C that nothing reads or writes before the matmul is dropped and the call
-    gets accumulate=0; otherwise accumulate=1.
+    gets accumulate=0; otherwise accumulate=1. Where C (in (batch, m, n)
+    order) is a fresh `memref.alloc` written just before the matmul by a
+    `memref.copy` from an identity-layout buffer R of its type, or by a
+    `linalg.broadcast` of a dense rank-1 bias over all dimensions but the
+    last (what `dtensor-cuda-fuse-matmul-epilogue` leaves), and nothing in
+    between touches C, R or the bias, the copy or broadcast is dropped and
+    the call is `dtensor_rt_matmul_add_<T>(ctx, A, B, R, C)` (C = A·B + R)
+    or `dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C)` (C = A·B + bias).
 
     A contraction that cannot be mapped (element types other than
     bf16/f16/f32 or not all equal, broadcast operands, several reduction

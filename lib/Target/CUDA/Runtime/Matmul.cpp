@@ -3,7 +3,9 @@
 // C = A.B (accumulate == 0) or C += A.B on the compute stream;
 // dtensor_rt_matmul_add_<T>: C = A.B + R, R read in the GEMM's epilogue
 // (cuBLASLt's C operand with beta = 1, our C its D), R dense row-major of
-// C's shape and distinct from it.
+// C's shape and distinct from it. dtensor_rt_matmul_bias_<T>: C = A.B +
+// bias, bias[n] added to every row in the epilogue (CUBLASLT_EPILOGUE_BIAS:
+// cuBLASLt's rows are our columns), the bias dense of length N.
 //
 // Layout. cuBLASLt is column-major; a row-major [R, C] matrix is a
 // column-major [C, R] one, so the row-major product C = A.B is computed as
@@ -234,7 +236,7 @@ MatmulState &matmulState(const char *op) {
 
 /// The descriptors of one GEMM (the algorithm is chosen apart).
 Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
-              const char *op) {
+              const char *op, bool bias = false) {
   Plan p;
   cublasComputeType_t compute =
       tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -245,6 +247,11 @@ Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
              CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
   DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
              CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
+  if (bias) {
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
+               CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+  }
   DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutA, dataType, g.a.rows,
              g.a.cols, g.a.ld);
   DTENSOR_LT(op, cublasLtMatrixLayoutCreate, &p.layoutB, dataType, g.b.rows,
@@ -268,6 +275,12 @@ Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
     }
   }
   return p;
+}
+
+/// Points `p`'s bias epilogue at `bias` (an attribute of the descriptor).
+void setBiasPointer(const Plan &p, const void *bias, const char *op) {
+  DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
+             CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
 }
 
 void destroyPlan(Plan &p) {
@@ -433,7 +446,7 @@ StridedView decode3(int64_t rank, void *descriptor, size_t elem, const char *op,
 void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
             const char *op, int64_t aRank, void *a, int64_t bRank, void *b,
             int64_t cRank, void *c, int64_t accumulate, int64_t rRank = 0,
-            void *r = nullptr) {
+            void *r = nullptr, int64_t biasRank = 0, void *bias = nullptr) {
   DeviceState &dev = device(op);
   if (ctx != &dev)
     cudaFatal(op, ctx ? "context argument is not dtensor_rt_context() of "
@@ -474,10 +487,26 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     residual = rv.data;
     accumulate = 1;
   }
+  // The bias: N elements, dense, added to every row.
+  void *biasData = nullptr;
+  if (bias) {
+    StridedView bv1 = decodeMemRef(biasRank, bias, elem, op, "bias");
+    if (biasRank != 1 || bv1.sizes[0] != n || !bv1.isContiguous())
+      cudaFatal(op, "the bias must be dense of C's last size " +
+                        std::to_string(n) + " (got sizes " +
+                        formatShape(bv1.sizes) + ")");
+    biasData = bv1.data;
+  }
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
-    if (residual) {
+    if (biasData) {
+      StridedView dst = contiguousView(cv.data, cv.sizes, elem);
+      StridedView src = dst;
+      src.data = static_cast<char *>(biasData);
+      src.strides = {0, 0, 1};
+      copyOnDevice(dst, src, dev.compute, op);
+    } else if (residual) {
       StridedView dst = contiguousView(cv.data, cv.sizes, elem);
       StridedView src = contiguousView(const_cast<void *>(residual), cv.sizes,
                                        elem);
@@ -525,7 +554,8 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
         int64_t(orient2[1].transposed), orient2[1].ld, strideA, strideB,
         int64_t(accumulate != 0), int64_t(tf32), int64_t(alignmentOf(av.data)),
         int64_t(alignmentOf(bv.data)), int64_t(alignmentOf(cv.data)),
-        int64_t(residual ? alignmentOf(residual) : 0)})
+        int64_t(residual ? alignmentOf(residual) : 0),
+        int64_t(biasData ? alignmentOf(biasData) : 0)})
     key += "," + std::to_string(v);
 
   auto found = st.plans.find(key);
@@ -534,7 +564,10 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     // cuBLASLt's A is our B, its B our A (C^T = B^T A^T); Layouts.h.
     Plan p = makePlan(
         dataType, tf32,
-        planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB), op);
+        planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB), op,
+        biasData != nullptr);
+    if (biasData)
+      setBiasPointer(p, biasData, op);
     cublasLtMatmulPreference_t pref = makePreference(
         av.data, bv.data, residual ? residual : cv.data, cv.data, op);
     if (!(autotune && lookupCache(st, key, p, op)))
@@ -545,6 +578,9 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     found = st.plans.emplace(key, p).first;
   }
   const Plan &p = found->second;
+  // The plan is cached by the bias's alignment, not its address.
+  if (biasData)
+    setBiasPointer(p, biasData, op);
   DTENSOR_LT(op, cublasLtMatmul, st.handle, p.desc, &alpha, bv.data, p.layoutA,
              av.data, p.layoutB, &beta, residual ? residual : cv.data,
              p.layoutC, cv.data, p.layoutC, &p.algo, st.workspace,
@@ -643,6 +679,27 @@ void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a,
                                int64_t cRank, void *c) {
   matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_add_f32", aRank, a, bRank, b,
          cRank, c, /*accumulate=*/1, rRank, r);
+}
+
+void dtensor_rt_matmul_bias_bf16(void *ctx, int64_t aRank, void *a,
+                                 int64_t bRank, void *b, int64_t biasRank,
+                                 void *bias, int64_t cRank, void *c) {
+  matmul(ctx, CUDA_R_16BF, ElemType::BF16, "matmul_bias_bf16", aRank, a, bRank,
+         b, cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias);
+}
+
+void dtensor_rt_matmul_bias_f16(void *ctx, int64_t aRank, void *a,
+                                int64_t bRank, void *b, int64_t biasRank,
+                                void *bias, int64_t cRank, void *c) {
+  matmul(ctx, CUDA_R_16F, ElemType::F16, "matmul_bias_f16", aRank, a, bRank, b,
+         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias);
+}
+
+void dtensor_rt_matmul_bias_f32(void *ctx, int64_t aRank, void *a,
+                                int64_t bRank, void *b, int64_t biasRank,
+                                void *bias, int64_t cRank, void *c) {
+  matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_bias_f32", aRank, a, bRank, b,
+         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias);
 }
 
 float dtensor_rt_matmul_best_ms(void *ctx, int32_t type, int64_t batch,
