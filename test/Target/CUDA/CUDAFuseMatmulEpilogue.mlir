@@ -201,3 +201,27 @@ func.func @not_fused_loop_or_body(%x: tensor<16x32xf32>, %a: tensor<16x8xf32>, %
   } -> tensor<16x32xf32>
   return %loop, %r2 : tensor<16x32xf32>, tensor<16x32xf32>
 }
+
+// -----
+
+// Left alone: on a square output, a vector of the right size read along the
+// rows (one value per row) is not a bias of the columns.
+// CHECK-LABEL: func.func @per_row_square(
+// CHECK-NOT:     linalg.broadcast
+// CHECK:         linalg.matmul
+// CHECK:         linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+func.func @per_row_square(%a: tensor<16x8xf32>, %b: tensor<8x16xf32>, %v: tensor<16xf32>) -> tensor<16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<16x8xf32>, tensor<8x16xf32>) outs(%f : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #rows, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %v : tensor<16x16xf32>, tensor<16xf32>) outs(%e : tensor<16x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<16x16xf32>
+  return %r : tensor<16x16xf32>
+}
