@@ -64,8 +64,7 @@ static bool isLastDimProjection(AffineMap map) {
 /// type or `yield truncf(addf(extf in0, extf in1))` through a wider float.
 static bool isAdd(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 ||
-      op.getNumParallelLoops() != op.getNumLoops())
+      op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
     return false;
   auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
   if (!type || !op.getIndexingMapsArray().back().isIdentity())
@@ -115,9 +114,9 @@ static linalg::LinalgOp zeroInitContraction(linalg::GenericOp add,
   // In the add's block: the fused matmul takes the add's place, and must
   // not move into a loop.
   if (!op || op->getBlock() != add->getBlock() || !value.hasOneUse() ||
-      !linalg::isaContractionOpInterface(op) ||
-      !op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
-      op.getNumDpsInits() != 1 || value.getType() != add.getResult(0).getType())
+      !linalg::isaContractionOpInterface(op) || !op.hasPureTensorSemantics() ||
+      op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
+      value.getType() != add.getResult(0).getType())
     return nullptr;
   auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
   if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))

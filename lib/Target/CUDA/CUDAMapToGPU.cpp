@@ -185,7 +185,9 @@ static Value widenBF16Bits(IRRewriter &rewriter, Location loc, Value bf16s) {
   Value bits = vector::BitCastOp::create(rewriter, loc, ints(16), bf16s);
   Value wide = arith::ExtUIOp::create(rewriter, loc, ints(32), bits);
   Value sixteen = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(ints(32), rewriter.getI32IntegerAttr(16).getValue()));
+      rewriter, loc,
+      DenseElementsAttr::get(ints(32),
+                             rewriter.getI32IntegerAttr(16).getValue()));
   Value shifted = arith::ShLIOp::create(rewriter, loc, wide, sixteen);
   return vector::BitCastOp::create(rewriter, loc,
                                    type.clone(rewriter.getF32Type()), shifted);

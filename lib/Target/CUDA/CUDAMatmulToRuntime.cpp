@@ -270,12 +270,12 @@ struct CUDAMatmulToRuntimePass
   LogicalResult lower(linalg::LinalgOp op) {
     if (!op.hasPureBufferSemantics())
       return op->emitOpError("cannot lower a matmul on tensors to "
-                           "dtensor_rt_matmul; bufferize first");
+                             "dtensor_rt_matmul; bufferize first");
     std::string why;
     FailureOr<MatmulMapping> mapping = matchMatmul(op, why);
     if (failed(mapping))
       return op->emitOpError("cannot lower this contraction to "
-                           "dtensor_rt_matmul: ")
+                             "dtensor_rt_matmul: ")
              << why;
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
     Value c = op.getDpsInits()[0];
@@ -287,7 +287,7 @@ struct CUDAMatmulToRuntimePass
     if (failed(suffix) || typeA.getElementType() != element ||
         typeB.getElementType() != element)
       return op->emitOpError("cannot lower this contraction to "
-                           "dtensor_rt_matmul: element types ")
+                             "dtensor_rt_matmul: element types ")
              << typeA.getElementType() << ", " << typeB.getElementType()
              << " -> " << element
              << " (supported: bf16, f16 or f32, the same for A, B and C)";
@@ -324,8 +324,8 @@ struct CUDAMatmulToRuntimePass
                                          AffineMapAttr::get(map));
     };
     auto unranked = [&](Value value) -> Value {
-      return memref::CastOp::create(
-          builder, loc, UnrankedMemRefType::get(element, 0), value);
+      return memref::CastOp::create(builder, loc,
+                                    UnrankedMemRefType::get(element, 0), value);
     };
     // Several batch or m dims: one of each, by collapsed views. A is
     // (batch..., m..., k), B (batch..., k, n), C (batch..., m..., n).
@@ -355,15 +355,12 @@ struct CUDAMatmulToRuntimePass
     // Batch dims that no single stride spans (attention's heads as a view
     // of [batch, seq, heads, dim]): a loop over all but the innermost, one
     // strided-batch call per iteration.
-    if (numBatch > 1 && !llvm::all_of(ValueRange{viewA, viewB, viewC},
-                                      [&](Value operand) {
-                                        return memref::CollapseShapeOp::
-                                            isGuaranteedCollapsible(
-                                                cast<MemRefType>(
-                                                    operand.getType()),
-                                                {llvm::to_vector(llvm::seq<
-                                                     int64_t>(0, numBatch))});
-                                      })) {
+    if (numBatch > 1 &&
+        !llvm::all_of(ValueRange{viewA, viewB, viewC}, [&](Value operand) {
+          return memref::CollapseShapeOp::isGuaranteedCollapsible(
+              cast<MemRefType>(operand.getType()),
+              {llvm::to_vector(llvm::seq<int64_t>(0, numBatch))});
+        })) {
       int64_t outer = numBatch - 1;
       SmallVector<Value> ivs;
       for (int64_t d = 0; d < outer; ++d) {
@@ -380,9 +377,9 @@ struct CUDAMatmulToRuntimePass
         for (int64_t d = 0; d < type.getRank(); ++d) {
           offsets.push_back(d < outer ? OpFoldResult(ivs[d])
                                       : OpFoldResult(builder.getIndexAttr(0)));
-          sizes.push_back(
-              d < outer ? OpFoldResult(builder.getIndexAttr(1))
-                        : OpFoldResult(builder.getIndexAttr(type.getDimSize(d))));
+          sizes.push_back(d < outer ? OpFoldResult(builder.getIndexAttr(1))
+                                    : OpFoldResult(builder.getIndexAttr(
+                                          type.getDimSize(d))));
           strides.push_back(builder.getIndexAttr(1));
         }
         auto resultType = memref::SubViewOp::inferRankReducedResultType(
@@ -435,7 +432,7 @@ struct CUDAMatmulToRuntimePass
     // dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate); C = A.B + R:
     // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C); C = A.B + bias:
     // dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C).
-    Value extra = viewR ? viewR
+    Value extra = viewR           ? viewR
                   : biasBroadcast ? biasBroadcast.getInput()
                                   : Value();
     Value accumulate =

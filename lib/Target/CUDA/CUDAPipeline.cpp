@@ -30,7 +30,6 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -39,6 +38,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -191,9 +191,9 @@ struct CUDALoweringCLOptions
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture of the kernels"),
       llvm::cl::init("sm_90")};
-  PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX ISA features"),
-      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> features{*this, "features",
+                                            llvm::cl::desc("PTX ISA features"),
+                                            llvm::cl::init("+ptx80")};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root with bin/ptxas and bin/fatbinary"),

@@ -583,7 +583,8 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   }
   int64_t r = static_cast<int64_t>(aSizes.size());
   MemRef aRef(ad.ptr, 0, aSizes, aStrides), bRef(bd.ptr, 0, bSizes, bStrides),
-      cRef(cd.ptr, 0, cSizes), rRef(rd.ptr, 0, cSizes), biasRef(biasd.ptr, 0, {n});
+      cRef(cd.ptr, 0, cSizes), rRef(rd.ptr, 0, cSizes),
+      biasRef(biasd.ptr, 0, {n});
   if (init == Init::Residual)
     addFn(ctx, r, aRef.desc(), r, bRef.desc(), r, rRef.desc(), r, cRef.desc());
   else if (init == Init::Bias)
@@ -601,7 +602,7 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   for (int64_t p = 0; p < b; ++p)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double acc = init == Init::Bias ? bias[j]
+        double acc = init == Init::Bias   ? bias[j]
                      : init == Init::Zero ? 0.0
                                           : c0[(p * m + i) * n + j];
         for (int64_t l = 0; l < k; ++l)
@@ -644,8 +645,8 @@ void testMatmuls(Type t) {
   // the same shape's plain and accumulating ones).
   testMatmul(t, "C = A.B + R", 0, 40, 56, 24, false, false, false,
              Init::Residual);
-  testMatmul(t, "batched C = A.B + R, transposed B", 2, 16, 24, 8, false,
-             true, false, Init::Residual);
+  testMatmul(t, "batched C = A.B + R, transposed B", 2, 16, 24, 8, false, true,
+             false, Init::Residual);
   // The bias in the epilogue (every row, every batch).
   testMatmul(t, "C = A.B + bias", 0, 40, 56, 24, false, false, false,
              Init::Bias);

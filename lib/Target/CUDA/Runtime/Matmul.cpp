@@ -480,8 +480,8 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     StridedView rv = decode3(rRank, r, elem, op, "R");
     if (rv.sizes != cv.sizes || !rv.isContiguous())
       cudaFatal(op, "R must be dense row-major of C's shape (R " +
-                        formatShape(rv.sizes) + ", C " +
-                        formatShape(cv.sizes) + ")");
+                        formatShape(rv.sizes) + ", C " + formatShape(cv.sizes) +
+                        ")");
     if (rv.data == cv.data)
       cudaFatal(op, "R and C are the same buffer (use accumulate)");
     residual = rv.data;
@@ -508,8 +508,8 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
       copyOnDevice(dst, src, dev.compute, op);
     } else if (residual) {
       StridedView dst = contiguousView(cv.data, cv.sizes, elem);
-      StridedView src = contiguousView(const_cast<void *>(residual), cv.sizes,
-                                       elem);
+      StridedView src =
+          contiguousView(const_cast<void *>(residual), cv.sizes, elem);
       copyOnDevice(dst, src, dev.compute, op);
     } else if (!accumulate) {
       size_t count = cv.getNumElements();
@@ -667,16 +667,16 @@ void dtensor_rt_matmul_add_bf16(void *ctx, int64_t aRank, void *a,
          b, cRank, c, /*accumulate=*/1, rRank, r);
 }
 
-void dtensor_rt_matmul_add_f16(void *ctx, int64_t aRank, void *a,
-                               int64_t bRank, void *b, int64_t rRank, void *r,
-                               int64_t cRank, void *c) {
+void dtensor_rt_matmul_add_f16(void *ctx, int64_t aRank, void *a, int64_t bRank,
+                               void *b, int64_t rRank, void *r, int64_t cRank,
+                               void *c) {
   matmul(ctx, CUDA_R_16F, ElemType::F16, "matmul_add_f16", aRank, a, bRank, b,
          cRank, c, /*accumulate=*/1, rRank, r);
 }
 
-void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a,
-                               int64_t bRank, void *b, int64_t rRank, void *r,
-                               int64_t cRank, void *c) {
+void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
+                               void *b, int64_t rRank, void *r, int64_t cRank,
+                               void *c) {
   matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_add_f32", aRank, a, bRank, b,
          cRank, c, /*accumulate=*/1, rRank, r);
 }
