@@ -171,6 +171,16 @@ static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
   return aliases;
 }
 
+/// Whether `op` or an op nested in it has an operand in `values`.
+static bool usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
+  bool uses = false;
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      uses |= values.contains(operand);
+  });
+  return uses;
+}
+
 /// What `op` may absorb of the op that writes its output right before it:
 /// a zero fill (the call computes C = A.B), or a copy into a fresh
 /// allocation (`dtensor-cuda-fuse-matmul-epilogue`'s residual: the call
@@ -220,13 +230,7 @@ static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
         return {};
       return {nullptr, copy, nullptr};
     }
-    bool touches = false;
-    prev->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (aliases.contains(operand))
-          touches = true;
-    });
-    if (touches)
+    if (usesAny(prev, aliases))
       return {};
   }
   return {};
@@ -239,13 +243,7 @@ static bool sourceTouchedBefore(Operation *writer, Value source,
   llvm::SmallPtrSet<Value, 8> aliases = aliasesOf(getRootBuffer(source));
   for (Operation *next = writer->getNextNode(); next && next != op;
        next = next->getNextNode()) {
-    bool touches = false;
-    next->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (aliases.contains(operand))
-          touches = true;
-    });
-    if (touches)
+    if (usesAny(next, aliases))
       return true;
   }
   return false;
