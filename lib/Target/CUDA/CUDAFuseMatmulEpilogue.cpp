@@ -141,15 +141,18 @@ struct CUDAFuseMatmulEpiloguePass
       for (unsigned number = 0; number < 2; ++number) {
         linalg::LinalgOp matmul = zeroInitContraction(add, number);
         Value other = add.getDpsInputs()[1 - number];
+        auto type = cast<RankedTensorType>(add.getResult(0).getType());
+        bool bias =
+            cast<RankedTensorType>(other.getType()).getRank() != type.getRank();
+        // (A bias's broadcast is built on a tensor.empty of static shape.)
         if (!matmul || other == add.getDpsInputs()[number] ||
-            !add.getIndexingMapsArray()[number].isIdentity())
+            !add.getIndexingMapsArray()[number].isIdentity() ||
+            (bias && !type.hasStaticShape()))
           continue;
         OpBuilder builder(add);
         Location loc = add.getLoc();
-        auto type = cast<RankedTensorType>(add.getResult(0).getType());
         Value init;
-        if (cast<RankedTensorType>(other.getType()).getRank() ==
-            type.getRank()) {
+        if (!bias) {
           // The residual: a copy of it, accumulated onto.
           init = bufferization::AllocTensorOp::create(builder, loc, type,
                                                       ValueRange(), other);

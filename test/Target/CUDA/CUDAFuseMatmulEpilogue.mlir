@@ -225,3 +225,39 @@ func.func @per_row_square(%a: tensor<16x8xf32>, %b: tensor<8x16xf32>, %v: tensor
   } -> tensor<16x16xf32>
   return %r : tensor<16x16xf32>
 }
+
+// -----
+
+// Dynamic rows: the residual is fused (its copy has its sizes), the bias
+// is not (its broadcast would need a tensor.empty of the dynamic sizes).
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK:         bufferization.alloc_tensor() copy(
+// CHECK:         linalg.matmul
+// CHECK-NOT:     linalg.broadcast
+// CHECK:         linalg.matmul
+// CHECK:         linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#last = affine_map<(d0, d1) -> (d1)>
+func.func @dynamic_rows(%x: tensor<?x32xf32>, %a: tensor<?x8xf32>, %b: tensor<8x32xf32>, %bias: tensor<32xf32>)
+    -> (tensor<?x32xf32>, tensor<?x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %a, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%m) : tensor<?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x8xf32>, tensor<8x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mm : tensor<?x32xf32>, tensor<?x32xf32>) outs(%e : tensor<?x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<?x32xf32>
+  %mm2 = linalg.matmul ins(%a, %b : tensor<?x8xf32>, tensor<8x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %r2 = linalg.generic {indexing_maps = [#id, #last, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm2, %bias : tensor<?x32xf32>, tensor<32xf32>) outs(%e : tensor<?x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<?x32xf32>
+  return %r, %r2 : tensor<?x32xf32>, tensor<?x32xf32>
+}
