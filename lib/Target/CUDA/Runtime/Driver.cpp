@@ -250,6 +250,8 @@ bool deviceReady() {
 }
 
 void *allocAsync(size_t bytes, const char *op, const char *what) {
+  if (void *block = captureAllocate(bytes, op))
+    return block;
   DeviceState &s = device(op);
   const DriverTable &d = driver(op);
   CUdeviceptr ptr = 0;
@@ -269,7 +271,7 @@ void *allocAsync(size_t bytes, const char *op, const char *what) {
 }
 
 void freeAsync(void *ptr, const char *op) {
-  if (!ptr)
+  if (!ptr || captureRelease(ptr))
     return;
   DeviceState &s = device(op);
   DTENSOR_CU(op, cuMemFreeAsync, reinterpret_cast<CUdeviceptr>(ptr), s.compute);

@@ -155,6 +155,16 @@ void freeAsync(void *ptr, const char *op);
 /// Whether the compute stream is being captured into a CUDA graph.
 bool computeStreamCapturing(const char *op);
 
+/// While dtensor_rt_graph_begin..end captures the compute stream, device
+/// allocations come from the graph's own blocks (Graph.cpp) instead of
+/// stream-ordered allocation nodes: returns such a block of at least
+/// `bytes`, or null when no graph is being captured.
+void *captureAllocate(size_t bytes, const char *op);
+/// Whether `ptr` is a block of a graph (being captured or captured): its
+/// free is then the graph's business (a free during the capture makes the
+/// block reusable by the capture's later allocations; after it, none).
+bool captureRelease(void *ptr);
+
 /// The median of `times` (the upper one of an even count); negative if
 /// there are none.
 float medianOf(std::vector<float> times);

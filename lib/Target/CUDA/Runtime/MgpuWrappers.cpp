@@ -193,6 +193,8 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
     set.pointers.insert(static_cast<uintptr_t>(ptr));
     return reinterpret_cast<void *>(ptr);
   }
+  if (void *block = captureAllocate(sizeBytes, op))
+    return block;
   CUdeviceptr ptr = 0;
   CUresult rc = driver(op).cuMemAllocAsync(&ptr, sizeBytes ? sizeBytes : 1,
                                            streamOr(stream, dev));
@@ -225,6 +227,8 @@ void mgpuMemFree(void *ptr, void *stream) {
     DTENSOR_CU(op, cuMemFree, address);
     return;
   }
+  if (captureRelease(ptr))
+    return;
   DTENSOR_CU(op, cuMemFreeAsync, address, streamOr(stream, dev));
 }
 
