@@ -17,6 +17,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <optional>
 #include <string>
 
@@ -45,6 +47,32 @@ inline Value getRootBuffer(Value value) {
     value = viewed;
   }
   return value;
+}
+
+/// Every value that is `root` or a view of it.
+inline llvm::SmallPtrSet<Value, 8> getAliases(Value root) {
+  llvm::SmallPtrSet<Value, 8> aliases;
+  SmallVector<Value> work = {root};
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!aliases.insert(value).second)
+      continue;
+    for (Operation *user : value.getUsers())
+      if (getViewedBuffer(user) == value)
+        work.push_back(user->getResult(0));
+  }
+  return aliases;
+}
+
+/// Whether `op` or an op nested in it has an operand in `values`.
+inline bool usesAnyOf(Operation *op,
+                      const llvm::SmallPtrSetImpl<Value> &values) {
+  bool uses = false;
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      uses |= values.contains(operand);
+  });
+  return uses;
 }
 
 /// The runtime ABI's function names (include/dtensor/Runtime/Runtime.h) as
@@ -76,8 +104,8 @@ struct RuntimeCollectiveCall {
 };
 
 /// `op` (possibly null) as a runtime collective call, or nothing.
-inline std::optional<RuntimeCollectiveCall> matchRuntimeCollective(
-    Operation *op) {
+inline std::optional<RuntimeCollectiveCall>
+matchRuntimeCollective(Operation *op) {
   auto call = dyn_cast_or_null<func::CallOp>(op);
   if (!call)
     return std::nullopt;
@@ -85,14 +113,13 @@ inline std::optional<RuntimeCollectiveCall> matchRuntimeCollective(
   if (!name.consume_front(kRuntimePrefix))
     return std::nullopt;
   bool async = name.consume_front(kRuntimeStart);
-  for (StringRef kind : {"all_reduce", "all_gather", "reduce_scatter",
-                         "all_to_all", "all_to_all_v", "permute",
-                         "broadcast"}) {
+  for (StringRef kind :
+       {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+        "all_to_all_v", "permute", "broadcast"}) {
     // The rest is the element type's suffix (f32, bf16, ...).
     StringRef rest = name;
-    if (rest.consume_front(kind) && rest.consume_front("_") &&
-        !rest.empty() && !rest.contains('_') &&
-        call->getNumOperands() >= 3 &&
+    if (rest.consume_front(kind) && rest.consume_front("_") && !rest.empty() &&
+        !rest.contains('_') && call->getNumOperands() >= 3 &&
         call->getNumResults() == (async ? 1u : 0u))
       return RuntimeCollectiveCall{call, kind, async};
   }

@@ -569,10 +569,11 @@ static linalg::LinalgOp rowConsumer(linalg::LinalgOp op, int64_t vectorBytes,
 /// `op` as a flat parallel loop over rows x 32 lanes: lane l of a row folds
 /// the row's elements l, l + 32, ... (consecutive lanes read consecutive
 /// elements: coalesced), the warp combines its lanes with shuffles, and
-/// lane 0 folds the result into the output element. Rows never straddle a
+/// lane 0 folds the result into the output element (into `start` instead of
+/// the element's old value when given: a folded fill). Rows never straddle a
 /// warp (blocks are whole warps), so every shuffle sees its 32 lanes.
 static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
-                       Operation *combiner, int64_t lanes,
+                       Operation *combiner, int64_t lanes, Value start,
                        linalg::LinalgOp consumer = nullptr,
                        int64_t consumerLanes = 0) {
   Location loc = op.getLoc();
@@ -720,8 +721,10 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   Value out = op.getDpsInitOperand(0)->get();
   // With a consumer every lane needs the row's result: each loads the old
   // value before the shuffles (which lane 0's store follows).
+  // With a start value (a fill folded into this kernel), nothing is loaded.
   Value old =
-      consumer
+      start ? start
+      : consumer
           ? memref::LoadOp::create(rewriter, loc, out, rowIndices).getResult()
           : Value();
   Value width = arith::ConstantIntOp::create(rewriter, loc, kWarp, 32);
@@ -741,7 +744,7 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
-    if (!consumer)
+    if (!old)
       old = memref::LoadOp::create(rewriter, loc, out, rowIndices);
     memref::StoreOp::create(rewriter, loc,
                             consumer ? total : combine(old, partial), out,
@@ -797,6 +800,21 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   rewriter.eraseOp(consumer);
 }
 
+/// The linalg.fill of exactly `output` before `op` in its block, with no op
+/// in between using `output` or any view of it.
+static linalg::FillOp fillRightBefore(Operation *op, Value output) {
+  llvm::SmallPtrSet<Value, 8> aliases = getAliases(getRootBuffer(output));
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.hasPureBufferSemantics() &&
+        fill.getOutputs().front() == output)
+      return fill;
+    if (usesAnyOf(prev, aliases))
+      return nullptr;
+  }
+  return nullptr;
+}
+
 struct CUDAMapToGPUPass
     : dtensor::impl::CUDAMapToGPUPassBase<CUDAMapToGPUPass> {
   using Base::Base;
@@ -810,6 +828,25 @@ struct CUDAMapToGPUPass
       return signalPassFailure();
     }
     IRRewriter rewriter(func.getContext());
+
+    // 0. The fill of a warp reduction's output right before it (the
+    //    reduction's start value, an RMSNorm's or softmax's zero) is folded
+    //    into the reduction's kernel: the kernel writes every element of
+    //    the output, so the fill's kernel and the reduction's load of the
+    //    old value both go.
+    llvm::DenseMap<Operation *, Value> startValues;
+    SmallVector<linalg::FillOp> folded;
+    func.walk([&](linalg::LinalgOp op) {
+      if (!warpReducible(op, blockSize))
+        return;
+      if (linalg::FillOp fill =
+              fillRightBefore(op, op.getDpsInitOperand(0)->get())) {
+        startValues[op] = fill.getInputs().front();
+        folded.push_back(fill);
+      }
+    });
+    for (linalg::FillOp fill : folded)
+      rewriter.eraseOp(fill);
 
     // 1. linalg -> parallel loops; ops without a parallel dimension get a
     //    one-iteration parallel loop around them so that they run on the
@@ -831,7 +868,7 @@ struct CUDAMapToGPUPass
         int64_t consumerLanes = 0;
         linalg::LinalgOp consumer = rowConsumer(op, vectorBytes, consumerLanes);
         warpReduce(rewriter, op, combiner, reductionLanes(op, vectorBytes),
-                   consumer, consumerLanes);
+                   startValues.lookup(op), consumer, consumerLanes);
         if (consumer)
           fused.insert(consumer.getOperation());
         continue;

@@ -156,31 +156,6 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
   return mapping;
 }
 
-/// Every value that is `root` or a view of it.
-static llvm::SmallPtrSet<Value, 8> aliasesOf(Value root) {
-  llvm::SmallPtrSet<Value, 8> aliases;
-  SmallVector<Value> work = {root};
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    if (!aliases.insert(value).second)
-      continue;
-    for (Operation *user : value.getUsers())
-      if (getViewedBuffer(user) == value)
-        work.push_back(user->getResult(0));
-  }
-  return aliases;
-}
-
-/// Whether `op` or an op nested in it has an operand in `values`.
-static bool usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
-  bool uses = false;
-  op->walk([&](Operation *nested) {
-    for (Value operand : nested->getOperands())
-      uses |= values.contains(operand);
-  });
-  return uses;
-}
-
 /// What `op` may absorb of the op that writes its output right before it:
 /// a zero fill (the call computes C = A.B), or a copy into a fresh
 /// allocation (`dtensor-cuda-fuse-matmul-epilogue`'s residual: the call
@@ -208,7 +183,7 @@ static bool isBiasBroadcast(linalg::BroadcastOp broadcast, Value output) {
 /// and no op between them uses `output`, the copy's source, or any alias
 /// of either.
 static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
-  llvm::SmallPtrSet<Value, 8> aliases = aliasesOf(getRootBuffer(output));
+  llvm::SmallPtrSet<Value, 8> aliases = getAliases(getRootBuffer(output));
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev);
         fill && fill.getOutputs().front() == output) {
@@ -230,7 +205,7 @@ static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
         return {};
       return {nullptr, copy, nullptr};
     }
-    if (usesAny(prev, aliases))
+    if (usesAnyOf(prev, aliases))
       return {};
   }
   return {};
@@ -240,10 +215,10 @@ static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
 /// (a write there would change what the writer had taken).
 static bool sourceTouchedBefore(Operation *writer, Value source,
                                 Operation *op) {
-  llvm::SmallPtrSet<Value, 8> aliases = aliasesOf(getRootBuffer(source));
+  llvm::SmallPtrSet<Value, 8> aliases = getAliases(getRootBuffer(source));
   for (Operation *next = writer->getNextNode(); next && next != op;
        next = next->getNextNode()) {
-    if (usesAny(next, aliases))
+    if (usesAnyOf(next, aliases))
       return true;
   }
   return false;

@@ -572,3 +572,55 @@ func.func @rms_resident(%x: memref<8x512xbf16>, %g: memref<512xbf16>,
   }
   return
 }
+
+// -----
+
+// The fill of a warp reduction's output right before it is folded into
+// the reduction's kernel: lane 0 combines the row's total with the fill's
+// value (no fill kernel, no load of the old value). A fill whose buffer is
+// read in between stays, and that reduction loads the old value.
+// CHECK-LABEL: func.func @fill_folded(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: memref<8x256xf32>, %[[R:[a-z0-9]+]]: memref<8xf32>, %[[R2:[a-z0-9]+]]: memref<8xf32>, %[[C:[a-z0-9]+]]: memref<8xf32>
+// CHECK:         %[[INIT:.*]] = arith.constant 1.500000e+00 : f32
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             gpu.shuffle  xor
+// CHECK:             scf.if
+// CHECK-NOT:           memref.load %[[R]]
+// CHECK:               %[[T:.*]] = arith.addf %[[INIT]], %{{.*}} : f32
+// CHECK:               memref.store %[[T]], %[[R]]
+// The kept fill (a kernel of its own), the copy reading it, the reduction.
+// CHECK:         scf.parallel
+// CHECK:               vector.store %{{.*}}, %[[R2]]
+// CHECK:         scf.parallel
+// CHECK:               vector.store %{{.*}}, %[[C]]
+// CHECK:         scf.parallel
+// CHECK:             scf.if
+// CHECK:               memref.load %[[R2]]
+// CHECK:               memref.store %{{.*}}, %[[R2]]
+#x2 = affine_map<(i, j) -> (i, j)>
+#r2 = affine_map<(i, j) -> (i)>
+#v1 = affine_map<(i) -> (i)>
+func.func @fill_folded(%x: memref<8x256xf32>, %r: memref<8xf32>, %r2: memref<8xf32>, %c: memref<8xf32>) {
+  %init = arith.constant 1.5 : f32
+  linalg.fill ins(%init : f32) outs(%r : memref<8xf32>)
+  linalg.generic {indexing_maps = [#x2, #r2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x256xf32>) outs(%r : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%init : f32) outs(%r2 : memref<8xf32>)
+  linalg.generic {indexing_maps = [#v1, #v1], iterator_types = ["parallel"]}
+      ins(%r2 : memref<8xf32>) outs(%c : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#x2, #r2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x256xf32>) outs(%r2 : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -110,17 +110,20 @@
 // BF16:       gpu.binary @mlp_bf16_kernel  [#gpu.object<#nvvm.target<{{.*}}chip = "sm_90"
 // BF16:       gpu.binary @mlp_bf16_kernel_0  [#gpu.object<#nvvm.target<{{.*}}chip = "sm_90"
 
-// Softmax: fill -inf, row max, exp(x - max), and the row sum with the
-// divide in its kernel (each warp scales the row it just summed); RMSNorm:
-// fill, and the sum of squares with the normalize-and-scale in its kernel.
+// Softmax: two kernels, the row max with exp(x - max) in its kernel, and
+// the row sum with the divide in its kernel (each warp applies its consumer
+// to the row it just reduced); both reductions start from their fill's
+// value, folded in (the sum's fill had also kept exp out of the max's
+// kernel). RMSNorm: one kernel, the sum of squares from zero with the
+// normalize-and-scale.
 // ROWS-LABEL: llvm.func @softmax_rows(
-// ROWS-COUNT-4: gpu.launch_func
+// ROWS-COUNT-2: gpu.launch_func
 // ROWS-NOT:     gpu.launch_func
 // ROWS-NOT:     dtensor_rt_matmul
 // ROWS:       llvm.func @_mlir_ciface_softmax_rows(
 // ROWS:       gpu.binary @softmax_rows_kernel
 // ROWS-LABEL: llvm.func @rmsnorm_rows(
-// ROWS-COUNT-2: gpu.launch_func
+// ROWS-COUNT-1: gpu.launch_func
 // ROWS-NOT:     gpu.launch_func
 // ROWS:       llvm.func @_mlir_ciface_rmsnorm_rows(
 // ROWS:       gpu.binary @rmsnorm_rows_kernel
