@@ -125,8 +125,10 @@ uint64_t dtensor_rt_cuda_peak_bytes(void *ctx, int32_t reset);
    everything enqueued until dtensor_rt_graph_end (kernels, matmuls,
    allocations, collectives) becomes one instantiated graph, replayed by
    dtensor_rt_graph_launch with one host call. Run a program once before
-   capturing it (first calls build matmul plans). Allocations the graph
-   does not free (results) are freed at its next launch. */
+   capturing it (first calls build matmul plans). Allocations during the
+   capture are device blocks owned by the graph (no allocation nodes): the
+   results are the same blocks at every launch, freeing them does nothing,
+   and dtensor_rt_graph_destroy frees them all. */
 void dtensor_rt_graph_begin(void *ctx);
 void *dtensor_rt_graph_end(void *ctx);
 void dtensor_rt_graph_launch(void *ctx, void *graph);
