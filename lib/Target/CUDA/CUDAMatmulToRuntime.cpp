@@ -157,10 +157,11 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
 }
 
 /// What `op` may absorb of the op that writes its output right before it:
-/// a zero fill (the call computes C = A.B), or a copy into a fresh
-/// allocation (`dtensor-cuda-fuse-matmul-epilogue`'s residual: the call
-/// computes C = A.B + R from the copy's source R, an identity-layout buffer
-/// of C's type).
+/// a zero fill (the call computes C = A.B), a copy into a fresh allocation
+/// (`dtensor-cuda-fuse-matmul-epilogue`'s residual: the call computes
+/// C = A.B + R from the copy's source R, an identity-layout buffer of C's
+/// type), or a bias broadcast into a fresh allocation (the same pass's bias:
+/// C = A.B + bias).
 struct InitWriter {
   linalg::FillOp fill;
   memref::CopyOp copy;
@@ -180,8 +181,8 @@ static bool isBiasBroadcast(linalg::BroadcastOp broadcast, Value output) {
 }
 
 /// The writer of exactly `output` that `op` may absorb: in the same block,
-/// and no op between them uses `output`, the copy's source, or any alias
-/// of either.
+/// and no op between them uses `output` or any alias of it (the copy's or
+/// broadcast's source is checked apart: sourceTouchedBefore).
 static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
   llvm::SmallPtrSet<Value, 8> aliases = getAliases(getRootBuffer(output));
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
