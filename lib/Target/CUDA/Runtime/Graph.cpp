@@ -91,9 +91,8 @@ void *dtensor::rt::cuda::captureAllocate(size_t bytes, const char *op) {
   if (!memory.capturing)
     return nullptr;
   GraphBlocks &graph = *memory.capturing;
-  size_t size =
-      (std::max<size_t>(bytes, 1) + kBlockAlignment - 1) / kBlockAlignment *
-      kBlockAlignment;
+  size_t size = (std::max<size_t>(bytes, 1) + kBlockAlignment - 1) /
+                kBlockAlignment * kBlockAlignment;
   auto it = graph.unused.lower_bound(size);
   if (it != graph.unused.end() && it->first <= 2 * size) {
     CUdeviceptr block = it->second;
@@ -104,9 +103,9 @@ void *dtensor::rt::cuda::captureAllocate(size_t bytes, const char *op) {
   CUdeviceptr block = 0;
   CUresult rc = driver(op).cuMemAlloc(&block, size);
   if (rc != CUDA_SUCCESS)
-    cudaFatal(op, "cuMemAlloc of " + std::to_string(size) +
-                      " bytes for a graph being captured failed: " +
-                      describe(rc));
+    cudaFatal(op,
+              "cuMemAlloc of " + std::to_string(size) +
+                  " bytes for a graph being captured failed: " + describe(rc));
   graph.blocks.push_back(block);
   graph.sizes[block] = size;
   memory.owned.insert(block);
