@@ -19,8 +19,9 @@
 |*   dtensor-cuda-fuse-matmul-epilogue makes of a residual add.              *|
 |*                                                                            *|
 |* - dtensor_rt_matmul_bias_<T>: C = A.B + bias, the bias (dense, C's last   *|
-|*   size) added to every row in cuBLASLt's bias epilogue; what the same     *|
-|*   pass makes of nn.Linear's bias add.                                      *|
+|*   size) added to every row in cuBLASLt's bias epilogue, and with relu    *|
+|*   non-zero C = max(A.B + bias, 0) (K > 0); what the same pass makes of    *|
+|*   nn.Linear's bias add, and matmul-to-runtime of a ReLU right after it.  *|
 |*                                                                            *|
 |* - dtensor_rt_attention_<T>: fused attention: cuDNN's flash attention    *|
 |*   where cuDNN loads and takes the shape, else the runtime's kernel        *|
@@ -69,13 +70,16 @@ void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a,
                                int64_t cRank, void *c);
 void dtensor_rt_matmul_bias_bf16(void *ctx, int64_t aRank, void *a,
                                  int64_t bRank, void *b, int64_t biasRank,
-                                 void *bias, int64_t cRank, void *c);
+                                 void *bias, int64_t cRank, void *c,
+                                 int64_t relu);
 void dtensor_rt_matmul_bias_f16(void *ctx, int64_t aRank, void *a,
                                 int64_t bRank, void *b, int64_t biasRank,
-                                void *bias, int64_t cRank, void *c);
+                                void *bias, int64_t cRank, void *c,
+                                int64_t relu);
 void dtensor_rt_matmul_bias_f32(void *ctx, int64_t aRank, void *a,
                                 int64_t bRank, void *b, int64_t biasRank,
-                                void *bias, int64_t cRank, void *c);
+                                void *bias, int64_t cRank, void *c,
+                                int64_t relu);
 
 /* O = softmax(scale * Q K^T [masked causally when `causal`]) V, fused
    (no score matrix in memory). Q, O: [S, H, D] or [B, S, H, D]; K, V:

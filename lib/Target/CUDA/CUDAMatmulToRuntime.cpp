@@ -156,6 +156,68 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
   return mapping;
 }
 
+/// The ReLU that may run in the bias epilogue of `op` (whose output `c` a
+/// bias broadcast initialises): the next op after `op` but allocations and
+/// constants, a linalg.generic of parallel loops and identity maps reading
+/// `c` into a fresh allocation of its type, its body `yield max(x, 0)`
+/// (arith.maximumf or maxnumf, either order; through extf and truncf too),
+/// with `c` used by `op`, the broadcast and it only.
+static linalg::GenericOp reluAfter(linalg::LinalgOp op, Value c,
+                                   Operation *broadcast) {
+  Operation *next = op->getNextNode();
+  while (next && (isa<memref::AllocOp>(next) ||
+                  next->hasTrait<OpTrait::ConstantLike>()))
+    next = next->getNextNode();
+  auto relu = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!relu || !relu.hasPureBufferSemantics() || relu.getNumDpsInputs() != 1 ||
+      relu.getNumDpsInits() != 1 ||
+      relu.getNumParallelLoops() != relu.getNumLoops() ||
+      !llvm::all_of(relu.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }) ||
+      relu.getDpsInputs()[0] != c ||
+      relu.payloadUsesValueFromOperand(relu.getDpsInitOperand(0)))
+    return nullptr;
+  // The call writes D in the matmul's place: D's allocation must be there
+  // already, or movable there (its sizes known before the matmul).
+  Value d = relu.getDpsInits()[0];
+  auto alloc = d.getDefiningOp<memref::AllocOp>();
+  if (d.getType() != c.getType() || !alloc ||
+      (alloc->getBlock() == op->getBlock() && op->isBeforeInBlock(alloc) &&
+       llvm::any_of(alloc->getOperands(), [&](Value size) {
+         Operation *def = size.getDefiningOp();
+         return def && def->getBlock() == op->getBlock() &&
+                !def->isBeforeInBlock(op);
+       })))
+    return nullptr;
+  for (Operation *user : c.getUsers())
+    if (user != op.getOperation() && user != broadcast &&
+        user != relu.getOperation())
+      return nullptr;
+  Block *body = relu.getBlock();
+  Value result = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
+  bool extended = false;
+  if (auto trunc = result.getDefiningOp<arith::TruncFOp>()) {
+    result = trunc.getIn();
+    extended = true;
+  }
+  Operation *max = result.getDefiningOp();
+  if (!isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(max) ||
+      max->getBlock() != body)
+    return nullptr;
+  BlockArgument in = body->getArgument(0);
+  auto isInput = [&](Value x) {
+    if (!extended)
+      return x == in;
+    auto ext = x.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == in;
+  };
+  auto isZero = [](Value x) { return matchPattern(x, m_AnyZeroFloat()); };
+  Value lhs = max->getOperand(0), rhs = max->getOperand(1);
+  if (!((isInput(lhs) && isZero(rhs)) || (isZero(lhs) && isInput(rhs))))
+    return nullptr;
+  return relu;
+}
+
 /// What `op` may absorb of the op that writes its output right before it:
 /// a zero fill (the call computes C = A.B), a copy into a fresh allocation
 /// (`dtensor-cuda-fuse-matmul-epilogue`'s residual: the call computes
@@ -286,6 +348,22 @@ struct CUDAMatmulToRuntimePass
                                      writer.broadcast.getInput(), op)
             ? writer.broadcast
             : nullptr;
+    // A ReLU right after a bias epilogue runs in it too (cuBLASLt's
+    // RELU_BIAS), writing the ReLU's output directly; not with an empty or
+    // dynamic k (the runtime has no kernel for ReLU of a bias alone).
+    linalg::GenericOp relu;
+    if (biasBroadcast) {
+      FailureOr<linalg::ContractionDimensions> dims =
+          linalg::inferContractionDims(op);
+      int64_t k = op.getStaticLoopRanges()[dims->k.front()];
+      if (!ShapedType::isDynamic(k) && k > 0)
+        relu = reluAfter(op, c, biasBroadcast);
+    }
+    Value output = relu ? relu.getDpsInits()[0] : c;
+    if (Operation *alloc = output.getDefiningOp();
+        relu && alloc->getBlock() == op->getBlock() &&
+        op->isBeforeInBlock(alloc))
+      alloc->moveBefore(op);
     OpBuilder builder(op);
     Location loc = op.getLoc();
     auto view = [&](Value value, ArrayRef<int64_t> perm) -> Value {
@@ -304,7 +382,7 @@ struct CUDAMatmulToRuntimePass
     // Several batch or m dims: one of each, by collapsed views. A is
     // (batch..., m..., k), B (batch..., k, n), C (batch..., m..., n).
     Value viewA = view(a, mapping->permA), viewB = view(b, mapping->permB);
-    Value viewC = c;
+    Value viewC = output;
     // R has C's type, so it takes C's views below.
     Value viewR = residualCopy ? residualCopy.getSource() : Value();
     // A C in another order: the product goes to a dense temporary in
@@ -404,15 +482,20 @@ struct CUDAMatmulToRuntimePass
           memref::CollapseShapeOp::create(builder, loc, *operand.value, groups);
     }
     // dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate); C = A.B + R:
-    // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C); C = A.B + bias:
-    // dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C).
+    // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C); C = A.B + bias, or
+    // max(A.B + bias, 0) with relu = 1:
+    // dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C, relu).
     Value extra = viewR           ? viewR
                   : biasBroadcast ? biasBroadcast.getInput()
                                   : Value();
-    Value accumulate =
-        extra ? Value()
+    // The last argument: accumulate, or the bias entry's relu.
+    Value flag =
+        viewR ? Value()
               : arith::ConstantOp::create(
-                    builder, loc, builder.getI64IntegerAttr(fill ? 0 : 1));
+                    builder, loc,
+                    builder.getI64IntegerAttr(biasBroadcast ? (relu ? 1 : 0)
+                                              : fill        ? 0
+                                                            : 1));
     SmallVector<Value> args;
     if (withContext)
       args.push_back(cuda::getRuntimeContext(func));
@@ -421,8 +504,8 @@ struct CUDAMatmulToRuntimePass
     if (extra)
       args.push_back(unranked(extra));
     args.push_back(unranked(viewC));
-    if (accumulate)
-      args.push_back(accumulate);
+    if (flag)
+      args.push_back(flag);
     StringRef entry = viewR           ? "dtensor_rt_matmul_add_"
                       : biasBroadcast ? "dtensor_rt_matmul_bias_"
                                       : "dtensor_rt_matmul_";
@@ -441,6 +524,13 @@ struct CUDAMatmulToRuntimePass
     if (biasBroadcast)
       biasBroadcast.erase();
     op.erase();
+    if (relu) {
+      relu.erase();
+      // C is not written any more (the call writes the ReLU's output).
+      if (c.use_empty())
+        if (Operation *alloc = c.getDefiningOp<memref::AllocOp>())
+          alloc->erase();
+    }
     return success();
   }
 };

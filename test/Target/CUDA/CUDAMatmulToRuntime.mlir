@@ -343,13 +343,14 @@ func.func @residual_kept(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %r: memref
 // CHECK-SAME:      %[[A:.*]]: memref<8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[BIAS:.*]]: memref<32xf32>, %[[ROWS:.*]]: memref<8xf32>
 // CHECK:         %[[C:.*]] = memref.alloc() : memref<8x32xf32>
 // CHECK-NOT:     linalg.broadcast
+// CHECK-DAG:     %[[NORELU:.*]] = arith.constant 0 : i64
 // CHECK-DAG:     %[[UBIAS:.*]] = memref.cast %[[BIAS]] : memref<32xf32> to memref<*xf32>
 // CHECK-DAG:     %[[UC:.*]] = memref.cast %[[C]] : memref<8x32xf32> to memref<*xf32>
-// CHECK:         call @dtensor_rt_matmul_bias_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[UBIAS]], %[[UC]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+// CHECK:         call @dtensor_rt_matmul_bias_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[UBIAS]], %[[UC]], %[[NORELU]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
 // CHECK:         linalg.broadcast ins(%[[ROWS]]
 // CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK:         call @dtensor_rt_matmul_f32({{.*}}, %[[ONE]])
-// CHECK:       func.func private @dtensor_rt_matmul_bias_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
+// CHECK:       func.func private @dtensor_rt_matmul_bias_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64)
 func.func @bias(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf32>, %rows: memref<8xf32>)
     -> (memref<8x32xf32>, memref<8x32xf32>) {
   %c = memref.alloc() : memref<8x32xf32>
@@ -359,4 +360,86 @@ func.func @bias(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf3
   linalg.broadcast ins(%rows : memref<8xf32>) outs(%c2 : memref<8x32xf32>) dimensions = [1]
   linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c2 : memref<8x32xf32>)
   return %c, %c2 : memref<8x32xf32>, memref<8x32xf32>
+}
+
+// -----
+
+// A ReLU right after a bias epilogue runs in it (relu = 1), writing the
+// ReLU's output directly: no ReLU kernel, and C's allocation goes. Also in
+// bf16 through f32. A ReLU whose input is read again stays a kernel.
+// CHECK-LABEL: func.func @bias_relu(
+// CHECK-SAME:      %[[A:.*]]: memref<8x16xf32>, %[[B:.*]]: memref<16x32xf32>, %[[BIAS:.*]]: memref<32xf32>
+// CHECK-NOT:     linalg.broadcast
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<8x32xf32>
+// CHECK-NOT:     memref.alloc() : memref<8x32xf32>
+// CHECK-DAG:     %[[RELU:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[UD:.*]] = memref.cast %[[D]] : memref<8x32xf32> to memref<*xf32>
+// CHECK:         call @dtensor_rt_matmul_bias_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[UD]], %[[RELU]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @dtensor_rt_matmul_bias_bf16({{.*}}, %[[RELU2:.*]]) :
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @dtensor_rt_matmul_bias_f32({{.*}}, %[[NORELU:.*]]) :
+// CHECK:         linalg.generic
+// CHECK:         return
+#id = affine_map<(i, j) -> (i, j)>
+func.func @bias_relu(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf32>,
+                     %a2: memref<8x16xbf16>, %b2: memref<16x32xbf16>, %bias2: memref<32xbf16>)
+    -> (memref<8x32xf32>, memref<8x32xbf16>, memref<8x32xf32>, memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.broadcast ins(%bias : memref<32xf32>) outs(%c : memref<8x32xf32>) dimensions = [0]
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  %d = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x32xf32>) outs(%d : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  }
+  %c2 = memref.alloc() : memref<8x32xbf16>
+  linalg.broadcast ins(%bias2 : memref<32xbf16>) outs(%c2 : memref<8x32xbf16>) dimensions = [0]
+  linalg.matmul ins(%a2, %b2 : memref<8x16xbf16>, memref<16x32xbf16>) outs(%c2 : memref<8x32xbf16>)
+  %d2 = memref.alloc() : memref<8x32xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2 : memref<8x32xbf16>) outs(%d2 : memref<8x32xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %xf = arith.extf %x : bf16 to f32
+    %m = arith.maxnumf %zero, %xf : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  %c3 = memref.alloc() : memref<8x32xf32>
+  linalg.broadcast ins(%bias : memref<32xf32>) outs(%c3 : memref<8x32xf32>) dimensions = [0]
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c3 : memref<8x32xf32>)
+  %d3 = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c3 : memref<8x32xf32>) outs(%d3 : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  }
+  return %d, %d2, %d3, %c3 : memref<8x32xf32>, memref<8x32xbf16>, memref<8x32xf32>, memref<8x32xf32>
+}
+
+// -----
+
+// A clamp at another value than zero is not a ReLU: it stays a kernel.
+// CHECK-LABEL: func.func @not_relu(
+// CHECK:         %[[NORELU:.*]] = arith.constant 0 : i64
+// CHECK:         call @dtensor_rt_matmul_bias_f32({{.*}}, %[[NORELU]])
+// CHECK:         linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+func.func @not_relu(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf32>) -> memref<8x32xf32> {
+  %half = arith.constant 0.5 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.broadcast ins(%bias : memref<32xf32>) outs(%c : memref<8x32xf32>) dimensions = [0]
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  %d = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x32xf32>) outs(%d : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %half : f32
+    linalg.yield %m : f32
+  }
+  return %d : memref<8x32xf32>
 }

@@ -502,11 +502,14 @@ using MatmulFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
                           void *, int64_t);
 using MatmulAddFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
                              void *, int64_t, void *);
+using MatmulBiasFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
+                              void *, int64_t, void *, int64_t);
 
 /// What C starts from: C = A.B, C += A.B (matmul_<T> with accumulate),
 /// C = A.B + R from a separate residual R (matmul_add_<T>; R unchanged), or
-/// C = A.B + bias, bias[j] added to column j (matmul_bias_<T>).
-enum class Init { Zero, Accumulate, Residual, Bias };
+/// C = A.B + bias, bias[j] added to column j (matmul_bias_<T>), or
+/// max(A.B + bias, 0) (matmul_bias_<T> with relu).
+enum class Init { Zero, Accumulate, Residual, Bias, BiasRelu };
 
 /// A [B?, M, K] x [B?, K, N] product. `transA`/`transB`: the operand is
 /// stored transposed (its view has a unit stride on the first matrix
@@ -521,9 +524,9 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   MatmulAddFn addFn = t == Type::F32    ? dtensor_rt_matmul_add_f32
                       : t == Type::BF16 ? dtensor_rt_matmul_add_bf16
                                         : dtensor_rt_matmul_add_f16;
-  MatmulAddFn biasFn = t == Type::F32    ? dtensor_rt_matmul_bias_f32
-                       : t == Type::BF16 ? dtensor_rt_matmul_bias_bf16
-                                         : dtensor_rt_matmul_bias_f16;
+  MatmulBiasFn biasFn = t == Type::F32    ? dtensor_rt_matmul_bias_f32
+                        : t == Type::BF16 ? dtensor_rt_matmul_bias_bf16
+                                          : dtensor_rt_matmul_bias_f16;
   int64_t b = std::max<int64_t>(batch, 1);
   int64_t spread = strided ? 2 : 1;
   // Host values in [-1, 1), rounded to the element type.
@@ -561,7 +564,8 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   bd.upload(encode(t, bStore));
   // With a residual or a bias, C starts as garbage (what it held must not
   // count); R holds the values added.
-  bool fresh = init == Init::Residual || init == Init::Bias;
+  bool withBias = init == Init::Bias || init == Init::BiasRelu;
+  bool fresh = init == Init::Residual || withBias;
   cd.upload(encode(t, fresh ? fill(b * m * n, 4) : c0));
   rd.upload(encode(t, c0));
   biasd.upload(encode(t, bias));
@@ -587,9 +591,9 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
       biasRef(biasd.ptr, 0, {n});
   if (init == Init::Residual)
     addFn(ctx, r, aRef.desc(), r, bRef.desc(), r, rRef.desc(), r, cRef.desc());
-  else if (init == Init::Bias)
+  else if (withBias)
     biasFn(ctx, r, aRef.desc(), r, bRef.desc(), 1, biasRef.desc(), r,
-           cRef.desc());
+           cRef.desc(), init == Init::BiasRelu ? 1 : 0);
   else
     fn(ctx, r, aRef.desc(), r, bRef.desc(), r, cRef.desc(),
        init == Init::Accumulate ? 1 : 0);
@@ -608,6 +612,8 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
         for (int64_t l = 0; l < k; ++l)
           acc +=
               double(a[(p * m + i) * k + l]) * double(bm[(p * k + l) * n + j]);
+        if (init == Init::BiasRelu)
+          acc = std::max(acc, 0.0);
         maxErr =
             std::max(maxErr, std::fabs(acc - double(got[(p * m + i) * n + j])));
         maxRef = std::max(maxRef, std::fabs(acc));
@@ -622,6 +628,7 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   report(rel < limit,
          std::string(init == Init::Residual ? "matmul_add_"
                      : init == Init::Bias   ? "matmul_bias_"
+                     : withBias             ? "matmul_bias_relu_"
                                             : "matmul_") +
              typeName(t) + " " + what,
          detail);
@@ -654,6 +661,11 @@ void testMatmuls(Type t) {
              false, false, Init::Bias);
   testMatmul(t, "C = A.B + bias, K = 0", 0, 4, 0, 8, false, false, false,
              Init::Bias);
+  // Bias and ReLU in the epilogue (about half the outputs clamped).
+  testMatmul(t, "C = max(A.B + bias, 0)", 0, 40, 56, 24, false, false, false,
+             Init::BiasRelu);
+  testMatmul(t, "batched C = max(A.B + bias, 0), transposed B", 2, 16, 24, 8,
+             false, true, false, Init::BiasRelu);
 }
 
 //===----------------------------------------------------------------------===//

@@ -117,7 +117,14 @@ def CUDAMatmulToRuntimePass
     last (what `dtensor-cuda-fuse-matmul-epilogue` leaves), and nothing in
     between touches C, R or the bias, the copy or broadcast is dropped and
     the call is `dtensor_rt_matmul_add_<T>(ctx, A, B, R, C)` (C = A·B + R)
-    or `dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C)` (C = A·B + bias).
+    or `dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C, 0)` (C = A·B +
+    bias). A ReLU right after such a bias matmul (the next op but
+    allocations and constants: a linalg.generic of identity maps reading C
+    into a fresh allocation D of its type, body `max(x, 0)` with
+    arith.maximumf or maxnumf, also through extf/truncf), where C has no
+    other users and K is static and non-zero, runs in the epilogue too: the
+    call writes D with relu = 1 (`CUBLASLT_EPILOGUE_RELU_BIAS`), the ReLU
+    and C's allocation go.
 
     A contraction that cannot be mapped (element types other than
     bf16/f16/f32 or not all equal, broadcast operands, several reduction

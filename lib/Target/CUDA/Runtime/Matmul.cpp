@@ -236,7 +236,7 @@ MatmulState &matmulState(const char *op) {
 
 /// The descriptors of one GEMM (the algorithm is chosen apart).
 Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
-              const char *op, bool bias = false) {
+              const char *op, bool bias = false, bool relu = false) {
   Plan p;
   cublasComputeType_t compute =
       tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -248,7 +248,8 @@ Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
   DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
              CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
   if (bias) {
-    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    cublasLtEpilogue_t epilogue =
+        relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
                CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
   }
@@ -446,7 +447,8 @@ StridedView decode3(int64_t rank, void *descriptor, size_t elem, const char *op,
 void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
             const char *op, int64_t aRank, void *a, int64_t bRank, void *b,
             int64_t cRank, void *c, int64_t accumulate, int64_t rRank = 0,
-            void *r = nullptr, int64_t biasRank = 0, void *bias = nullptr) {
+            void *r = nullptr, int64_t biasRank = 0, void *bias = nullptr,
+            bool relu = false) {
   DeviceState &dev = device(op);
   if (ctx != &dev)
     cudaFatal(op, ctx ? "context argument is not dtensor_rt_context() of "
@@ -500,6 +502,8 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
+    if (relu)
+      cudaFatal(op, "a bias with ReLU needs K > 0 (got an empty K)");
     if (biasData) {
       StridedView dst = contiguousView(cv.data, cv.sizes, elem);
       StridedView src = dst;
@@ -555,7 +559,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
         int64_t(accumulate != 0), int64_t(tf32), int64_t(alignmentOf(av.data)),
         int64_t(alignmentOf(bv.data)), int64_t(alignmentOf(cv.data)),
         int64_t(residual ? alignmentOf(residual) : 0),
-        int64_t(biasData ? alignmentOf(biasData) : 0)})
+        int64_t(biasData ? alignmentOf(biasData) : 0), int64_t(relu)})
     key += "," + std::to_string(v);
 
   auto found = st.plans.find(key);
@@ -565,7 +569,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     Plan p = makePlan(
         dataType, tf32,
         planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB), op,
-        biasData != nullptr);
+        biasData != nullptr, relu);
     if (biasData)
       setBiasPointer(p, biasData, op);
     cublasLtMatmulPreference_t pref = makePreference(
@@ -683,23 +687,26 @@ void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
 
 void dtensor_rt_matmul_bias_bf16(void *ctx, int64_t aRank, void *a,
                                  int64_t bRank, void *b, int64_t biasRank,
-                                 void *bias, int64_t cRank, void *c) {
+                                 void *bias, int64_t cRank, void *c,
+                                 int64_t relu) {
   matmul(ctx, CUDA_R_16BF, ElemType::BF16, "matmul_bias_bf16", aRank, a, bRank,
-         b, cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias);
+         b, cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, relu != 0);
 }
 
 void dtensor_rt_matmul_bias_f16(void *ctx, int64_t aRank, void *a,
                                 int64_t bRank, void *b, int64_t biasRank,
-                                void *bias, int64_t cRank, void *c) {
+                                void *bias, int64_t cRank, void *c,
+                                int64_t relu) {
   matmul(ctx, CUDA_R_16F, ElemType::F16, "matmul_bias_f16", aRank, a, bRank, b,
-         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias);
+         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, relu != 0);
 }
 
 void dtensor_rt_matmul_bias_f32(void *ctx, int64_t aRank, void *a,
                                 int64_t bRank, void *b, int64_t biasRank,
-                                void *bias, int64_t cRank, void *c) {
+                                void *bias, int64_t cRank, void *c,
+                                int64_t relu) {
   matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_bias_f32", aRank, a, bRank, b,
-         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias);
+         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, relu != 0);
 }
 
 float dtensor_rt_matmul_best_ms(void *ctx, int32_t type, int64_t batch,
