@@ -606,7 +606,7 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   for (int64_t p = 0; p < b; ++p)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double acc = init == Init::Bias   ? bias[j]
+        double acc = withBias             ? bias[j]
                      : init == Init::Zero ? 0.0
                                           : c0[(p * m + i) * n + j];
         for (int64_t l = 0; l < k; ++l)
