@@ -75,6 +75,17 @@ inline bool usesAnyOf(Operation *op,
   return uses;
 }
 
+/// The nearest op before `op` in its block that uses `buffer` or a view of
+/// it (in the op or its regions), or null: what last wrote or read the
+/// buffer there (finding a matmul's init, a reduction's fill).
+inline Operation *getLastUserBefore(Operation *op, Value buffer) {
+  llvm::SmallPtrSet<Value, 8> aliases = getAliases(getRootBuffer(buffer));
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+    if (usesAnyOf(prev, aliases))
+      return prev;
+  return nullptr;
+}
+
 /// The runtime ABI's function names (include/dtensor/Runtime/Runtime.h) as
 /// dtensor-lower-to-runtime calls them: dtensor_rt_[start_]<kind>_<type>
 /// for a collective, dtensor_rt_wait(ctx, handle) to complete a started one.

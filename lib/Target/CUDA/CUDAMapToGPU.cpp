@@ -803,15 +803,10 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
 /// The linalg.fill of exactly `output` before `op` in its block, with no op
 /// in between using `output` or any view of it.
 static linalg::FillOp fillRightBefore(Operation *op, Value output) {
-  llvm::SmallPtrSet<Value, 8> aliases = getAliases(getRootBuffer(output));
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (fill && fill.hasPureBufferSemantics() &&
-        fill.getOutputs().front() == output)
-      return fill;
-    if (usesAnyOf(prev, aliases))
-      return nullptr;
-  }
+  auto fill = dyn_cast_or_null<linalg::FillOp>(getLastUserBefore(op, output));
+  if (fill && fill.hasPureBufferSemantics() &&
+      fill.getOutputs().front() == output)
+    return fill;
   return nullptr;
 }
 

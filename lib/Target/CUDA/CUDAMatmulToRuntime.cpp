@@ -246,30 +246,21 @@ static bool isBiasBroadcast(linalg::BroadcastOp broadcast, Value output) {
 /// and no op between them uses `output` or any alias of it (the copy's or
 /// broadcast's source is checked apart: sourceTouchedBefore).
 static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
-  llvm::SmallPtrSet<Value, 8> aliases = getAliases(getRootBuffer(output));
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(prev);
-        fill && fill.getOutputs().front() == output) {
-      if (matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
-        return {fill, nullptr};
-      return {};
-    }
-    if (auto broadcast = dyn_cast<linalg::BroadcastOp>(prev);
-        broadcast && broadcast.getInit() == output) {
-      if (!isBiasBroadcast(broadcast, output))
-        return {};
-      return {nullptr, nullptr, broadcast};
-    }
-    if (auto copy = dyn_cast<memref::CopyOp>(prev);
-        copy && copy.getTarget() == output) {
-      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
-      if (!output.getDefiningOp<memref::AllocOp>() || !source ||
-          source != output.getType() || !source.getLayout().isIdentity())
-        return {};
+  Operation *prev = getLastUserBefore(op, output);
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+      fill && fill.getOutputs().front() == output &&
+      matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
+    return {fill, nullptr, nullptr};
+  if (auto broadcast = dyn_cast_or_null<linalg::BroadcastOp>(prev);
+      broadcast && broadcast.getInit() == output &&
+      isBiasBroadcast(broadcast, output))
+    return {nullptr, nullptr, broadcast};
+  if (auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
+      copy && copy.getTarget() == output) {
+    auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+    if (output.getDefiningOp<memref::AllocOp>() && source &&
+        source == output.getType() && source.getLayout().isIdentity())
       return {nullptr, copy, nullptr};
-    }
-    if (usesAnyOf(prev, aliases))
-      return {};
   }
   return {};
 }
@@ -278,13 +269,8 @@ static InitWriter findInitWriter(linalg::LinalgOp op, Value output) {
 /// (a write there would change what the writer had taken).
 static bool sourceTouchedBefore(Operation *writer, Value source,
                                 Operation *op) {
-  llvm::SmallPtrSet<Value, 8> aliases = getAliases(getRootBuffer(source));
-  for (Operation *next = writer->getNextNode(); next && next != op;
-       next = next->getNextNode()) {
-    if (usesAnyOf(next, aliases))
-      return true;
-  }
-  return false;
+  Operation *last = getLastUserBefore(op, source);
+  return last && last != writer && writer->isBeforeInBlock(last);
 }
 
 struct CUDAMatmulToRuntimePass
