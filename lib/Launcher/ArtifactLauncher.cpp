@@ -516,9 +516,12 @@ public:
 
 private:
   int error(const llvm::Twine &message) {
-    llvm::errs() << "dtensor-launch: "
-                 << (rank >= 0 ? "rank " + std::to_string(rank) + ": " : "")
-                 << "error: " << message << "\n";
+    // One write: stderr is unbuffered and shared with the other ranks and
+    // the launcher, so a line written piece by piece gets interleaved.
+    llvm::errs() << ("dtensor-launch: " +
+                     (rank >= 0 ? "rank " + std::to_string(rank) + ": " : "") +
+                     "error: " + message + "\n")
+                        .str();
     llvm::errs().flush();
     return 2;
   }

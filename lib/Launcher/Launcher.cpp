@@ -567,7 +567,11 @@ int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
     return 2;
   int64_t rank = dtensor_rt_world_rank();
   auto fail = [&](const llvm::Twine &message) {
-    llvm::errs() << "dtensor-run: rank " << rank << ": " << message << "\n";
+    // One write: stderr is unbuffered and shared with the other ranks, so a
+    // line written piece by piece gets interleaved.
+    llvm::errs() << ("dtensor-run: rank " + llvm::Twine(rank) + ": " + message +
+                     "\n")
+                        .str();
     llvm::errs().flush();
     std::_Exit(3);
     return 3;
@@ -601,8 +605,11 @@ int mlir::dtensor::runWorker(llvm::StringRef workDir, int *argc, char ***argv) {
 
   Session session;
   session.setDiagnosticCallback([&](const dtensor::Diagnostic &d) {
-    llvm::errs() << "dtensor-run: rank " << rank << ": " << d.location
-                 << (d.location.empty() ? "" : ": ") << d.message << "\n";
+    // One write, as in `fail`.
+    llvm::errs() << ("dtensor-run: rank " + llvm::Twine(rank) + ": " +
+                     d.location + (d.location.empty() ? "" : ": ") + d.message +
+                     "\n")
+                        .str();
   });
   FailureOr<OwningOpRef<ModuleOp>> module =
       session.parseFile(path("sharded.mlir"));
