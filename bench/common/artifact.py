@@ -24,6 +24,9 @@ def load_runtime(directory):
     runtime.dtensor_rt_graph_begin.argtypes = [ctypes.c_void_p]
     runtime.dtensor_rt_graph_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     runtime.dtensor_rt_graph_destroy.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    runtime.dtensor_rt_graph_describe.restype = ctypes.c_int64
+    runtime.dtensor_rt_graph_describe.argtypes = [
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]
     runtime.dtensor_rt_attention_last.restype = ctypes.c_int32
     runtime.dtensor_rt_cuda_peak_bytes.restype = ctypes.c_uint64
     runtime.dtensor_rt_cuda_peak_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int32]

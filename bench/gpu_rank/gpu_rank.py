@@ -278,6 +278,11 @@ def main():
             call()
             graph = runtime.dtensor_rt_graph_end(ctx)
             launch = lambda: runtime.dtensor_rt_graph_launch(ctx, graph)
+            text = ctypes.create_string_buffer(8192)
+            graph_nodes = runtime.dtensor_rt_graph_describe(
+                ctx, graph, text, len(text))
+            print(f"  {name}: graph: {text.value.decode(errors='replace')}",
+                  flush=True)
             median_ms(launch, 3)
             # Host time per launch in the steady state of a loop (the GPU
             # busy, the launch queue short): batches of 5 launches timed
@@ -336,7 +341,8 @@ def main():
             mm_ms, sdpa, bytes_ms = (median([p[i] for p in parts])
                                      for i in range(3))
         row = dict(case=name, block=block, tokens=T, tp=tp, compiled_ms=compiled,
-                   graph_ms=graph_ms, graph_host_us=host_us, floor_ms=fl,
+                   graph_ms=graph_ms, graph_host_us=host_us,
+                   graph_nodes=graph_nodes, floor_ms=fl,
                    eager_ms=eager, compile_ms=comp, sdpa_ms=sdpa,
                    floor_matmul_ms=mm_ms, floor_bytes_ms=bytes_ms,
                    rounds_ms=rounds,

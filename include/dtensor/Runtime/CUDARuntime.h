@@ -138,6 +138,15 @@ void *dtensor_rt_graph_end(void *ctx);
 void dtensor_rt_graph_launch(void *ctx, void *graph);
 void dtensor_rt_graph_destroy(void *ctx, void *graph);
 
+/* What a launch of `graph` replays: writes "N nodes (counts by type), E
+   edges, a straight line | branching; kernels: name xK, ..." into `text`
+   (at most `capacity` bytes with the terminating NUL) and returns N. With
+   DTENSOR_RT_GRAPH_DOT=<path> set, dtensor_rt_graph_end also writes each
+   captured graph to <path> (Graphviz, cuGraphDebugDotPrint's verbose
+   form; the last graph wins). */
+int64_t dtensor_rt_graph_describe(void *ctx, void *graph, char *text,
+                                  int64_t capacity);
+
 /* CUmodule, CUfunction, CUstream and CUevent as opaque pointers. */
 void *mgpuModuleLoad(void *data, size_t gpuBlobSize);
 void *mgpuModuleLoadJIT(void *data, int optLevel);

@@ -3,8 +3,8 @@
 // The CUDA runtime (libdtensor_runtime_cuda) driven through its ABI only,
 // as compiled code would: device buffers from mgpuMemAlloc, memref
 // descriptors built by hand, collectives with the context argument, matmuls,
-// the mgpu* wrappers. One process per rank (scripts/cuda-rt-test.sh starts
-// N of them on one GPU); every check compares with a host-computed
+// the mgpu* wrappers, CUDA graphs. One process per rank
+// (scripts/cuda-rt-test.sh starts N of them on one GPU); every check compares with a host-computed
 // expectation and prints PASS/FAIL; the last line of each rank is
 // "rank R: N passed, N failed" and the exit status is 1 if any check failed.
 //
@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -741,14 +742,82 @@ void testMgpu() {
   mgpuMemFree(shared, stream);
 }
 
+// A captured graph's memset nodes become fill kernels (Graph.cpp): the
+// graph holds no memset node, and a launch writes exactly what the memsets
+// would (1, 2 and 4-byte elements, a pitched 2D memset, bytes around them
+// untouched).
+void testGraphMemsets() {
+  using Memset8 = int (*)(uint64_t, unsigned char, size_t, void *);
+  using Memset2D8 = int (*)(uint64_t, size_t, unsigned char, size_t, size_t,
+                            void *);
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
+  auto memset8 =
+      cuda ? reinterpret_cast<Memset8>(dlsym(cuda, "cuMemsetD8Async")) : nullptr;
+  auto memset2D8 = cuda ? reinterpret_cast<Memset2D8>(
+                              dlsym(cuda, "cuMemsetD2D8Async"))
+                        : nullptr;
+  if (!memset8 || !memset2D8) {
+    report(false, "graph memsets", "cannot load cuMemsetD8Async from libcuda");
+    return;
+  }
+  const size_t bytes = 4096;
+  auto *d = static_cast<unsigned char *>(mgpuMemAlloc(bytes, stream, false));
+  auto at = [&](size_t offset) { return reinterpret_cast<uint64_t>(d + offset); };
+  mgpuMemset32(d, 0xffffffffu, bytes / 4, stream);
+  mgpuStreamSynchronize(stream);
+
+  dtensor_rt_graph_begin(ctx);
+  mgpuMemset32(d, 0x11223344u, 256, stream);              // [0, 1024)
+  mgpuMemset16(d + 1024, 0x5566, 300, stream);            // [1024, 1624)
+  memset8(at(2048), 0x77, 5, stream);                     // [2048, 2053)
+  memset2D8(at(3072), 64, 0x88, 3, 4, stream);            // 4 rows of 3
+  void *graph = dtensor_rt_graph_end(ctx);
+
+  char text[4096];
+  int64_t nodes = dtensor_rt_graph_describe(ctx, graph, text, sizeof(text));
+  std::string summary = text;
+  std::string counts = summary.substr(0, summary.find(')'));
+  report(nodes == 4 && counts.find("memset") == std::string::npos &&
+             summary.find("4 kernel") != std::string::npos &&
+             summary.find("a straight line") != std::string::npos,
+         "graph memset nodes replaced by fill kernels", summary);
+
+  std::vector<unsigned char> want(bytes, 0xff), got(bytes);
+  for (size_t i = 0; i < 1024; i += 4) {
+    want[i] = 0x44, want[i + 1] = 0x33, want[i + 2] = 0x22, want[i + 3] = 0x11;
+  }
+  for (size_t i = 1024; i < 1624; i += 2)
+    want[i] = 0x66, want[i + 1] = 0x55;
+  for (size_t i = 2048; i < 2053; ++i)
+    want[i] = 0x77;
+  for (size_t row = 0; row < 4; ++row)
+    for (size_t col = 0; col < 3; ++col)
+      want[3072 + row * 64 + col] = 0x88;
+  for (int launch = 0; launch < 2; ++launch) {
+    dtensor_rt_graph_launch(ctx, graph);
+    mgpuMemcpy(got.data(), d, bytes, stream);
+    mgpuStreamSynchronize(stream);
+    size_t bad = 0;
+    while (bad < bytes && got[bad] == want[bad])
+      ++bad;
+    report(bad == bytes,
+           "graph fill kernels write what the memsets would (launch " +
+               std::to_string(launch + 1) + ")",
+           bad == bytes ? "" : "byte " + std::to_string(bad) + " differs");
+    mgpuMemset32(d, 0xffffffffu, bytes / 4, stream);
+  }
+  dtensor_rt_graph_destroy(ctx, graph);
+  mgpuMemFree(d, stream);
+}
+
 void usage(FILE *out) {
   std::fputs(
       "usage: dtensor-cuda-rt-test [--fault skip-collective|oom|bad-context]\n"
       "\n"
       "Tests libdtensor_runtime_cuda on the GPU: collectives and matmuls\n"
-      "(f32, bf16, f16), mgpu* wrappers. Run one process per rank with the\n"
-      "launcher variables set, e.g. scripts/cuda-rt-test.sh N (N ranks on one "
-      "GPU:\n"
+      "(f32, bf16, f16), mgpu* wrappers, CUDA graphs. Run one process per\n"
+      "rank with the launcher variables set, e.g. scripts/cuda-rt-test.sh N\n"
+      "(N ranks on one GPU:\n"
       "DTENSOR_RANK, DTENSOR_WORLD_SIZE, DTENSOR_LOCAL_RANK,\n"
       "DTENSOR_MASTER_ADDR/PORT, DTENSOR_SINGLE_GPU_TEST=1). Prints\n"
       "'rank R: N passed, N failed'; exits 0 if all passed, 1 if a check\n"
@@ -870,6 +939,7 @@ int main(int argc, char **argv) {
   for (Type t : {Type::F32, Type::BF16, Type::F16})
     testMatmuls(t);
   testMgpu();
+  testGraphMemsets();
 
   dtensor_rt_barrier();
   dtensor_rt_finalize();

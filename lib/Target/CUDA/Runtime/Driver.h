@@ -75,6 +75,18 @@ namespace dtensor::rt::cuda {
   X(cuGraphLaunch)                                                             \
   X(cuGraphExecDestroy)                                                        \
   X(cuGraphDestroy)                                                            \
+  X(cuGraphGetNodes)                                                           \
+  X(cuGraphMemsetNodeGetParams)                                                \
+  X(cuGraphNodeGetDependencies)                                                \
+  X(cuGraphNodeGetDependentNodes)                                              \
+  X(cuGraphAddKernelNode)                                                      \
+  X(cuGraphAddDependencies)                                                    \
+  X(cuGraphDestroyNode)                                                        \
+  X(cuGraphGetEdges)                                                           \
+  X(cuGraphNodeGetType)                                                        \
+  X(cuGraphKernelNodeGetParams)                                                \
+  X(cuGraphDebugDotPrint)                                                      \
+  X(cuFuncGetName)                                                             \
   X(cuModuleLoadData)                                                          \
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \

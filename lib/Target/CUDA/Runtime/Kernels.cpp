@@ -20,6 +20,7 @@ struct KernelModule {
   CUmodule module = nullptr;
   CUfunction copy[3] = {}; // 2, 4, 8-byte elements
   CUfunction divide[6] = {};
+  CUfunction fill[3] = {}; // 1, 2, 4-byte elements
 };
 
 int divideSlot(ElemType type) {
@@ -56,6 +57,10 @@ const KernelModule &kernels(const char *op) {
     for (int i = 0; i < 6; ++i)
       DTENSOR_CU(op, cuModuleGetFunction, &m.divide[i], m.module,
                  divideNames[i]);
+    const char *fillNames[3] = {"dtensor_fill_b8", "dtensor_fill_b16",
+                                "dtensor_fill_b32"};
+    for (int i = 0; i < 3; ++i)
+      DTENSOR_CU(op, cuModuleGetFunction, &m.fill[i], m.module, fillNames[i]);
   });
   return m;
 }
@@ -113,6 +118,42 @@ void divideOnDevice(void *data, size_t count, ElemType type, int64_t n,
   void *params[] = {&data, &c, &n};
   DTENSOR_CU(op, cuLaunchKernel, kernels(op).divide[divideSlot(type)],
              gridFor(c), 1, 1, 256, 1, 1, 0, stream, params, nullptr);
+}
+
+CUgraphNode addFillNode(CUgraph graph, const CUDA_MEMSET_NODE_PARAMS &memset,
+                        const char *op) {
+  int slot;
+  switch (memset.elementSize) {
+  case 1:
+    slot = 0;
+    break;
+  case 2:
+    slot = 1;
+    break;
+  case 4:
+    slot = 2;
+    break;
+  default:
+    cudaFatal(op, "a memset node of " + std::to_string(memset.elementSize) +
+                      "-byte elements");
+  }
+  auto *dst = reinterpret_cast<char *>(memset.dst);
+  uint64_t pitch = memset.pitch, width = memset.width,
+           height = memset.height;
+  uint32_t value = memset.value;
+  void *params[] = {&dst, &pitch, &value, &width, &height};
+  CUDA_KERNEL_NODE_PARAMS kernel{};
+  kernel.func = kernels(op).fill[slot];
+  int64_t count = static_cast<int64_t>(width * height);
+  kernel.gridDimX = gridFor(count);
+  kernel.gridDimY = kernel.gridDimZ = 1;
+  kernel.blockDimX =
+      static_cast<unsigned>(std::clamp<int64_t>(count, 1, 256));
+  kernel.blockDimY = kernel.blockDimZ = 1;
+  kernel.kernelParams = params;
+  CUgraphNode node = nullptr;
+  DTENSOR_CU(op, cuGraphAddKernelNode, &node, graph, nullptr, 0, &kernel);
+  return node;
 }
 
 } // namespace dtensor::rt::cuda

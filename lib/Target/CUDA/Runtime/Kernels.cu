@@ -2,7 +2,8 @@
 //
 // The device side of the memory hooks of NCCLBackend: a strided copy per
 // element size (2, 4, 8 bytes: every ABI element type) and the in-place
-// division of the avg reduction per element type. Compiled by nvcc to a
+// division of the avg reduction per element type; and the fill that stands
+// for a CUDA graph's memset node (Graph.cpp). Compiled by nvcc to a
 // fatbin (sm_90 SASS + compute_90 PTX), embedded in the library and loaded
 // with cuModuleLoadData; launched by Kernels.cpp.
 //
@@ -41,9 +42,37 @@ __device__ void divideInPlace(T *data, int64_t count, int64_t n) {
     data[i] = static_cast<T>(data[i] / static_cast<T>(n));
 }
 
+template <typename T>
+__device__ void fillRows(char *dst, uint64_t pitch, T value, uint64_t width,
+                         uint64_t height) {
+  uint64_t count = width * height;
+  uint64_t step = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x +
+                    threadIdx.x;
+       i < count; i += step) {
+    uint64_t row = i / width;
+    reinterpret_cast<T *>(dst + row * pitch)[i - row * width] = value;
+  }
+}
+
 } // namespace
 
 extern "C" {
+
+// A memset node of a CUDA graph as a kernel (Graph.cpp): `height` rows of
+// `width` elements, `pitch` bytes apart, set to `value`.
+__global__ void dtensor_fill_b8(char *dst, uint64_t pitch, uint32_t value,
+                                uint64_t width, uint64_t height) {
+  fillRows(dst, pitch, static_cast<uint8_t>(value), width, height);
+}
+__global__ void dtensor_fill_b16(char *dst, uint64_t pitch, uint32_t value,
+                                 uint64_t width, uint64_t height) {
+  fillRows(dst, pitch, static_cast<uint16_t>(value), width, height);
+}
+__global__ void dtensor_fill_b32(char *dst, uint64_t pitch, uint32_t value,
+                                 uint64_t width, uint64_t height) {
+  fillRows(dst, pitch, value, width, height);
+}
 
 __global__ void dtensor_copy_b16(uint16_t *dst, const uint16_t *src,
                                  DTensorCopyArgs args) {
