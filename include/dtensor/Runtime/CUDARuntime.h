@@ -18,10 +18,14 @@
 |*   (beta = 1) in f32 before the one rounding; what                          *|
 |*   dtensor-cuda-fuse-matmul-epilogue makes of a residual add.              *|
 |*                                                                            *|
-|* - dtensor_rt_matmul_bias_<T>: C = A.B + bias, the bias (dense, C's last   *|
-|*   size) added to every row in cuBLASLt's bias epilogue, and with relu    *|
-|*   non-zero C = max(A.B + bias, 0) (K > 0); what the same pass makes of    *|
-|*   nn.Linear's bias add, and matmul-to-runtime of a ReLU right after it.  *|
+|* - dtensor_rt_matmul_bias_<T>: C = act(A.B + bias), the bias (dense, C's *|
+|*   last size) added to every row in cuBLASLt's bias epilogue; what the    *|
+|*   same pass makes of nn.Linear's bias add. `activation`: 0 none, 1 ReLU, *|
+|*   2 GELU in its tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715       *|
+|*   x^3))), applied last in the epilogue (K > 0 with a bias); what         *|
+|*   matmul-to-runtime makes of such an activation right after the matmul.  *|
+|*                                                                            *|
+|* - dtensor_rt_matmul_act_<T>: C = act(A.B), the same activation codes.    *|
 |*                                                                            *|
 |* - dtensor_rt_attention_<T>: fused attention: cuDNN's flash attention    *|
 |*   where cuDNN loads and takes the shape, else the runtime's kernel        *|
@@ -71,15 +75,24 @@ void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a,
 void dtensor_rt_matmul_bias_bf16(void *ctx, int64_t aRank, void *a,
                                  int64_t bRank, void *b, int64_t biasRank,
                                  void *bias, int64_t cRank, void *c,
-                                 int64_t relu);
+                                 int64_t activation);
 void dtensor_rt_matmul_bias_f16(void *ctx, int64_t aRank, void *a,
                                 int64_t bRank, void *b, int64_t biasRank,
                                 void *bias, int64_t cRank, void *c,
-                                int64_t relu);
+                                int64_t activation);
 void dtensor_rt_matmul_bias_f32(void *ctx, int64_t aRank, void *a,
                                 int64_t bRank, void *b, int64_t biasRank,
                                 void *bias, int64_t cRank, void *c,
-                                int64_t relu);
+                                int64_t activation);
+void dtensor_rt_matmul_act_bf16(void *ctx, int64_t aRank, void *a,
+                                int64_t bRank, void *b, int64_t cRank, void *c,
+                                int64_t activation);
+void dtensor_rt_matmul_act_f16(void *ctx, int64_t aRank, void *a, int64_t bRank,
+                               void *b, int64_t cRank, void *c,
+                               int64_t activation);
+void dtensor_rt_matmul_act_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
+                               void *b, int64_t cRank, void *c,
+                               int64_t activation);
 
 /* O = softmax(scale * Q K^T [masked causally when `causal`]) V, fused
    (no score matrix in memory). Q, O: [S, H, D] or [B, S, H, D]; K, V:

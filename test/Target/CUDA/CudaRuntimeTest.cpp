@@ -505,12 +505,23 @@ using MatmulAddFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
                              void *, int64_t, void *);
 using MatmulBiasFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
                               void *, int64_t, void *, int64_t);
+using MatmulActFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
+                             void *, int64_t);
 
 /// What C starts from: C = A.B, C += A.B (matmul_<T> with accumulate),
 /// C = A.B + R from a separate residual R (matmul_add_<T>; R unchanged), or
-/// C = A.B + bias, bias[j] added to column j (matmul_bias_<T>), or
-/// max(A.B + bias, 0) (matmul_bias_<T> with relu).
-enum class Init { Zero, Accumulate, Residual, Bias, BiasRelu };
+/// C = A.B + bias, bias[j] added to column j (matmul_bias_<T>), that with
+/// ReLU or GELU (matmul_bias_<T>'s activation 1 or 2), or ReLU or GELU of
+/// A.B (matmul_act_<T>). GELU is the tanh form (CUDARuntime.h); on these
+/// products (|A.B| up to ~8) the erf form differs from it by up to 5e-4,
+/// above the f32 limit.
+enum class Init { Zero, Accumulate, Residual, Bias, BiasRelu, BiasGelu, Relu,
+                  Gelu };
+
+double geluTanh(double x) {
+  return 0.5 * x *
+         (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
 
 /// A [B?, M, K] x [B?, K, N] product. `transA`/`transB`: the operand is
 /// stored transposed (its view has a unit stride on the first matrix
@@ -528,6 +539,9 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   MatmulBiasFn biasFn = t == Type::F32    ? dtensor_rt_matmul_bias_f32
                         : t == Type::BF16 ? dtensor_rt_matmul_bias_bf16
                                           : dtensor_rt_matmul_bias_f16;
+  MatmulActFn actFn = t == Type::F32    ? dtensor_rt_matmul_act_f32
+                      : t == Type::BF16 ? dtensor_rt_matmul_act_bf16
+                                        : dtensor_rt_matmul_act_f16;
   int64_t b = std::max<int64_t>(batch, 1);
   int64_t spread = strided ? 2 : 1;
   // Host values in [-1, 1), rounded to the element type.
@@ -565,8 +579,12 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   bd.upload(encode(t, bStore));
   // With a residual or a bias, C starts as garbage (what it held must not
   // count); R holds the values added.
-  bool withBias = init == Init::Bias || init == Init::BiasRelu;
-  bool fresh = init == Init::Residual || withBias;
+  bool withBias = init == Init::Bias || init == Init::BiasRelu ||
+                  init == Init::BiasGelu;
+  bool relu = init == Init::BiasRelu || init == Init::Relu;
+  bool gelu = init == Init::BiasGelu || init == Init::Gelu;
+  int64_t activation = relu ? 1 : gelu ? 2 : 0;
+  bool fresh = init == Init::Residual || withBias || activation;
   cd.upload(encode(t, fresh ? fill(b * m * n, 4) : c0));
   rd.upload(encode(t, c0));
   biasd.upload(encode(t, bias));
@@ -594,7 +612,9 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
     addFn(ctx, r, aRef.desc(), r, bRef.desc(), r, rRef.desc(), r, cRef.desc());
   else if (withBias)
     biasFn(ctx, r, aRef.desc(), r, bRef.desc(), 1, biasRef.desc(), r,
-           cRef.desc(), init == Init::BiasRelu ? 1 : 0);
+           cRef.desc(), activation);
+  else if (activation)
+    actFn(ctx, r, aRef.desc(), r, bRef.desc(), r, cRef.desc(), activation);
   else
     fn(ctx, r, aRef.desc(), r, bRef.desc(), r, cRef.desc(),
        init == Init::Accumulate ? 1 : 0);
@@ -607,14 +627,17 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   for (int64_t p = 0; p < b; ++p)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double acc = withBias             ? bias[j]
-                     : init == Init::Zero ? 0.0
-                                          : c0[(p * m + i) * n + j];
+        double acc = withBias ? bias[j]
+                     : init == Init::Accumulate || init == Init::Residual
+                         ? c0[(p * m + i) * n + j]
+                         : 0.0;
         for (int64_t l = 0; l < k; ++l)
           acc +=
               double(a[(p * m + i) * k + l]) * double(bm[(p * k + l) * n + j]);
-        if (init == Init::BiasRelu)
+        if (relu)
           acc = std::max(acc, 0.0);
+        if (gelu)
+          acc = geluTanh(acc);
         maxErr =
             std::max(maxErr, std::fabs(acc - double(got[(p * m + i) * n + j])));
         maxRef = std::max(maxRef, std::fabs(acc));
@@ -626,12 +649,12 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   char detail[128];
   std::snprintf(detail, sizeof(detail), "relative error %.3g, limit %.0e", rel,
                 limit);
+  std::string entry = init == Init::Residual ? "matmul_add_"
+                      : withBias              ? "matmul_bias_"
+                      : activation            ? "matmul_act_"
+                                              : "matmul_";
   report(rel < limit,
-         std::string(init == Init::Residual ? "matmul_add_"
-                     : init == Init::Bias   ? "matmul_bias_"
-                     : withBias             ? "matmul_bias_relu_"
-                                            : "matmul_") +
-             typeName(t) + " " + what,
+         entry + typeName(t) + (relu ? " relu " : gelu ? " gelu " : " ") + what,
          detail);
 }
 
@@ -667,6 +690,17 @@ void testMatmuls(Type t) {
              Init::BiasRelu);
   testMatmul(t, "batched C = max(A.B + bias, 0), transposed B", 2, 16, 24, 8,
              false, true, false, Init::BiasRelu);
+  // GELU (tanh form) after a bias; ReLU and GELU of a plain product.
+  testMatmul(t, "C = gelu(A.B + bias)", 0, 40, 56, 24, false, false, false,
+             Init::BiasGelu);
+  testMatmul(t, "C = max(A.B, 0)", 0, 40, 56, 24, false, false, false,
+             Init::Relu);
+  testMatmul(t, "C = gelu(A.B)", 0, 40, 56, 24, false, false, false,
+             Init::Gelu);
+  testMatmul(t, "batched C = gelu(A.B), transposed A", 3, 16, 24, 8, true,
+             false, false, Init::Gelu);
+  testMatmul(t, "C = gelu(A.B), K = 0", 0, 4, 0, 8, false, false, false,
+             Init::Gelu);
 }
 
 //===----------------------------------------------------------------------===//

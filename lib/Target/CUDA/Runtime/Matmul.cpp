@@ -6,6 +6,10 @@
 // C's shape and distinct from it. dtensor_rt_matmul_bias_<T>: C = A.B +
 // bias, bias[n] added to every row in the epilogue (CUBLASLT_EPILOGUE_BIAS:
 // cuBLASLt's rows are our columns), the bias dense of length N.
+// dtensor_rt_matmul_act_<T>: C = act(A.B). The bias and act entries take an
+// activation applied last in the epilogue: 0 none, 1 ReLU, 2 GELU in its
+// tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (cuBLASLt's
+// RELU, GELU, RELU_BIAS and GELU_BIAS epilogues).
 //
 // Layout. cuBLASLt is column-major; a row-major [R, C] matrix is a
 // column-major [C, R] one, so the row-major product C = A.B is computed as
@@ -234,9 +238,24 @@ MatmulState &matmulState(const char *op) {
   return state;
 }
 
+/// The activation codes of the bias and act entry points.
+enum Activation : int64_t { kNoActivation = 0, kReLU = 1, kGELU = 2 };
+
+cublasLtEpilogue_t epilogueFor(bool bias, int64_t activation) {
+  switch (activation) {
+  case kReLU:
+    return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  case kGELU:
+    return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  default:
+    return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  }
+}
+
 /// The descriptors of one GEMM (the algorithm is chosen apart).
 Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
-              const char *op, bool bias = false, bool relu = false) {
+              const char *op, bool bias = false,
+              int64_t activation = kNoActivation) {
   Plan p;
   cublasComputeType_t compute =
       tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -247,9 +266,8 @@ Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
              CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
   DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
              CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
-  if (bias) {
-    cublasLtEpilogue_t epilogue =
-        relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  if (bias || activation != kNoActivation) {
+    cublasLtEpilogue_t epilogue = epilogueFor(bias, activation);
     DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
                CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
   }
@@ -448,13 +466,17 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
             const char *op, int64_t aRank, void *a, int64_t bRank, void *b,
             int64_t cRank, void *c, int64_t accumulate, int64_t rRank = 0,
             void *r = nullptr, int64_t biasRank = 0, void *bias = nullptr,
-            bool relu = false) {
+            int64_t activation = kNoActivation) {
   DeviceState &dev = device(op);
   if (ctx != &dev)
     cudaFatal(op, ctx ? "context argument is not dtensor_rt_context() of "
                         "this process"
                       : "null context (dtensor_rt_init not called?)");
   size_t elem = elemSize(elemType);
+  if (activation != kNoActivation && activation != kReLU &&
+      activation != kGELU)
+    cudaFatal(op, "activation " + std::to_string(activation) +
+                      " is not 0 (none), 1 (ReLU) or 2 (GELU, tanh form)");
   if (aRank != bRank || aRank != cRank)
     cudaFatal(op, "operand ranks differ (A " + std::to_string(aRank) + ", B " +
                       std::to_string(bRank) + ", C " + std::to_string(cRank) +
@@ -502,8 +524,10 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
-    if (relu)
-      cudaFatal(op, "a bias with ReLU needs K > 0 (got an empty K)");
+    // act(0) is 0 for ReLU and GELU: the plain zero fill below; not so
+    // act(bias).
+    if (biasData && activation != kNoActivation)
+      cudaFatal(op, "a bias with an activation needs K > 0 (got an empty K)");
     if (biasData) {
       StridedView dst = contiguousView(cv.data, cv.sizes, elem);
       StridedView src = dst;
@@ -559,7 +583,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
         int64_t(accumulate != 0), int64_t(tf32), int64_t(alignmentOf(av.data)),
         int64_t(alignmentOf(bv.data)), int64_t(alignmentOf(cv.data)),
         int64_t(residual ? alignmentOf(residual) : 0),
-        int64_t(biasData ? alignmentOf(biasData) : 0), int64_t(relu)})
+        int64_t(biasData ? alignmentOf(biasData) : 0), activation})
     key += "," + std::to_string(v);
 
   auto found = st.plans.find(key);
@@ -569,7 +593,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
     Plan p = makePlan(
         dataType, tf32,
         planGemm(batch, m, k, n, orient2[0], strideA, orient2[1], strideB), op,
-        biasData != nullptr, relu);
+        biasData != nullptr, activation);
     if (biasData)
       setBiasPointer(p, biasData, op);
     cublasLtMatmulPreference_t pref = makePreference(
@@ -688,25 +712,46 @@ void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
 void dtensor_rt_matmul_bias_bf16(void *ctx, int64_t aRank, void *a,
                                  int64_t bRank, void *b, int64_t biasRank,
                                  void *bias, int64_t cRank, void *c,
-                                 int64_t relu) {
+                                 int64_t activation) {
   matmul(ctx, CUDA_R_16BF, ElemType::BF16, "matmul_bias_bf16", aRank, a, bRank,
-         b, cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, relu != 0);
+         b, cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, activation);
 }
 
 void dtensor_rt_matmul_bias_f16(void *ctx, int64_t aRank, void *a,
                                 int64_t bRank, void *b, int64_t biasRank,
                                 void *bias, int64_t cRank, void *c,
-                                int64_t relu) {
+                                int64_t activation) {
   matmul(ctx, CUDA_R_16F, ElemType::F16, "matmul_bias_f16", aRank, a, bRank, b,
-         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, relu != 0);
+         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, activation);
 }
 
 void dtensor_rt_matmul_bias_f32(void *ctx, int64_t aRank, void *a,
                                 int64_t bRank, void *b, int64_t biasRank,
                                 void *bias, int64_t cRank, void *c,
-                                int64_t relu) {
+                                int64_t activation) {
   matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_bias_f32", aRank, a, bRank, b,
-         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, relu != 0);
+         cRank, c, /*accumulate=*/0, 0, nullptr, biasRank, bias, activation);
+}
+
+void dtensor_rt_matmul_act_bf16(void *ctx, int64_t aRank, void *a,
+                                int64_t bRank, void *b, int64_t cRank, void *c,
+                                int64_t activation) {
+  matmul(ctx, CUDA_R_16BF, ElemType::BF16, "matmul_act_bf16", aRank, a, bRank,
+         b, cRank, c, /*accumulate=*/0, 0, nullptr, 0, nullptr, activation);
+}
+
+void dtensor_rt_matmul_act_f16(void *ctx, int64_t aRank, void *a, int64_t bRank,
+                               void *b, int64_t cRank, void *c,
+                               int64_t activation) {
+  matmul(ctx, CUDA_R_16F, ElemType::F16, "matmul_act_f16", aRank, a, bRank, b,
+         cRank, c, /*accumulate=*/0, 0, nullptr, 0, nullptr, activation);
+}
+
+void dtensor_rt_matmul_act_f32(void *ctx, int64_t aRank, void *a, int64_t bRank,
+                               void *b, int64_t cRank, void *c,
+                               int64_t activation) {
+  matmul(ctx, CUDA_R_32F, ElemType::F32, "matmul_act_f32", aRank, a, bRank, b,
+         cRank, c, /*accumulate=*/0, 0, nullptr, 0, nullptr, activation);
 }
 
 float dtensor_rt_matmul_best_ms(void *ctx, int32_t type, int64_t batch,
