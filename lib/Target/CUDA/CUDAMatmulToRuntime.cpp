@@ -16,12 +16,17 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <optional>
+#include <tuple>
 
 namespace mlir::dtensor {
 #define GEN_PASS_DEF_CUDAMATMULTORUNTIMEPASS
@@ -156,30 +161,148 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
   return mapping;
 }
 
-/// The ReLU that may run in the bias epilogue of `op` (whose output `c` a
-/// bias broadcast initialises): the next op after `op` but allocations and
-/// constants, a linalg.generic of parallel loops and identity maps reading
-/// `c` into a fresh allocation of its type, its body `yield max(x, 0)`
-/// (arith.maximumf or maxnumf, either order; through extf and truncf too),
-/// with `c` used by `op`, the broadcast and it only.
-static linalg::GenericOp reluAfter(linalg::LinalgOp op, Value c,
-                                   Operation *broadcast) {
+/// The activation codes of dtensor_rt_matmul_bias_<T> and _act_<T>
+/// (CUDARuntime.h).
+enum Activation : int64_t { kNoActivation = 0, kReLU = 1, kGELU = 2 };
+
+/// GELU in its tanh form, cuBLASLt's GELU epilogue (and torch's
+/// gelu(approximate="tanh")).
+static double geluTanh(double x) {
+  return 0.5 * x *
+         (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+/// `v` of the body of an elementwise generic at input value `x`, in double,
+/// over the smooth operations GELU is written with (arith add, sub, mul,
+/// div, neg, float constants, extf and truncf taken exactly; math tanh, and
+/// powf and fpowi with a constant exponent); none if `v` uses anything
+/// else. `tanhs` counts the tanh ops reached.
+static std::optional<double> evaluateSmooth(Value v, BlockArgument in,
+                                            double x, int depth,
+                                            int &tanhs) {
+  if (v == in)
+    return x;
+  FloatAttr constant;
+  if (matchPattern(v, m_Constant(&constant)))
+    return constant.getValueAsDouble();
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 32 || def->getBlock() != in.getOwner())
+    return std::nullopt;
+  auto operand = [&](unsigned i) {
+    return evaluateSmooth(def->getOperand(i), in, x, depth + 1, tanhs);
+  };
+  if (isa<arith::ExtFOp, arith::TruncFOp, arith::NegFOp, math::TanhOp>(def)) {
+    std::optional<double> a = operand(0);
+    if (!a)
+      return std::nullopt;
+    if (isa<math::TanhOp>(def)) {
+      ++tanhs;
+      return std::tanh(*a);
+    }
+    return isa<arith::NegFOp>(def) ? -*a : *a;
+  }
+  if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp>(def)) {
+    std::optional<double> a = operand(0), b = operand(1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<arith::AddFOp>(def))
+      return *a + *b;
+    if (isa<arith::SubFOp>(def))
+      return *a - *b;
+    if (isa<arith::MulFOp>(def))
+      return *a * *b;
+    return *a / *b;
+  }
+  if (isa<math::PowFOp, math::FPowIOp>(def)) {
+    std::optional<double> a = operand(0);
+    APInt intExponent;
+    FloatAttr floatExponent;
+    double e;
+    if (matchPattern(def->getOperand(1), m_ConstantInt(&intExponent)))
+      e = static_cast<double>(intExponent.getSExtValue());
+    else if (matchPattern(def->getOperand(1), m_Constant(&floatExponent)))
+      e = floatExponent.getValueAsDouble();
+    else
+      return std::nullopt;
+    if (!a)
+      return std::nullopt;
+    return std::pow(*a, e);
+  }
+  return std::nullopt;
+}
+
+/// Which activation the body of `generic` (one input, elementwise) is:
+/// ReLU, `max(x, 0)` (arith.maximumf or maxnumf, either order; through
+/// extf and truncf too); GELU's tanh form, however it is written (a body of
+/// smooth operations with one tanh, equal to it at sample points from -8
+/// to 8 to within 1e-5: the erf form differs by up to 5e-4); or none.
+static Activation classifyActivation(linalg::GenericOp generic) {
+  Block *body = generic.getBlock();
+  BlockArgument in = body->getArgument(0);
+  Value result = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
+  // ReLU.
+  Value inner = result;
+  bool extended = false;
+  if (auto trunc = inner.getDefiningOp<arith::TruncFOp>()) {
+    inner = trunc.getIn();
+    extended = true;
+  }
+  if (Operation *max = inner.getDefiningOp();
+      isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(max) &&
+      max->getBlock() == body) {
+    auto isInput = [&](Value x) {
+      if (!extended)
+        return x == in;
+      auto ext = x.getDefiningOp<arith::ExtFOp>();
+      return ext && ext.getIn() == in;
+    };
+    auto isZero = [](Value x) { return matchPattern(x, m_AnyZeroFloat()); };
+    Value lhs = max->getOperand(0), rhs = max->getOperand(1);
+    return (isInput(lhs) && isZero(rhs)) || (isZero(lhs) && isInput(rhs))
+               ? kReLU
+               : kNoActivation;
+  }
+  // GELU, tanh form.
+  if (body->getOperations().size() > 32)
+    return kNoActivation;
+  static const double samples[] = {-8.0, -4.3, -2.9,  -2.1, -1.45, -0.93,
+                                   -0.5, -0.17, 0.0,  0.11, 0.42,  0.77,
+                                   1.2,  1.75, 2.45, 3.3,  5.1,   8.0};
+  for (double x : samples) {
+    int tanhs = 0;
+    std::optional<double> y = evaluateSmooth(result, in, x, 0, tanhs);
+    double want = geluTanh(x);
+    if (!y || tanhs != 1 ||
+        std::fabs(*y - want) > 1e-5 * std::max(1.0, std::fabs(want)))
+      return kNoActivation;
+  }
+  return kGELU;
+}
+
+/// The activation that may run in the epilogue of `op` (whose output `c`
+/// `init`, a zero fill or a bias broadcast, initialises): the next op after
+/// `op` but allocations and constants, a linalg.generic of parallel loops
+/// and identity maps reading `c` into a fresh allocation of its type, its
+/// body an activation of classifyActivation, with `c` used by `op`, `init`
+/// and it only.
+static std::pair<linalg::GenericOp, Activation>
+activationAfter(linalg::LinalgOp op, Value c, Operation *init) {
   Operation *next = op->getNextNode();
   while (next && (isa<memref::AllocOp>(next) ||
                   next->hasTrait<OpTrait::ConstantLike>()))
     next = next->getNextNode();
-  auto relu = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!relu || !relu.hasPureBufferSemantics() || relu.getNumDpsInputs() != 1 ||
-      relu.getNumDpsInits() != 1 ||
-      relu.getNumParallelLoops() != relu.getNumLoops() ||
-      !llvm::all_of(relu.getIndexingMapsArray(),
+  auto act = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!act || !act.hasPureBufferSemantics() || act.getNumDpsInputs() != 1 ||
+      act.getNumDpsInits() != 1 ||
+      act.getNumParallelLoops() != act.getNumLoops() ||
+      !llvm::all_of(act.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isIdentity(); }) ||
-      relu.getDpsInputs()[0] != c ||
-      relu.payloadUsesValueFromOperand(relu.getDpsInitOperand(0)))
-    return nullptr;
+      act.getDpsInputs()[0] != c ||
+      act.payloadUsesValueFromOperand(act.getDpsInitOperand(0)))
+    return {};
   // The call writes D in the matmul's place: D's allocation must be there
   // already, or movable there (its sizes known before the matmul).
-  Value d = relu.getDpsInits()[0];
+  Value d = act.getDpsInits()[0];
   auto alloc = d.getDefiningOp<memref::AllocOp>();
   if (d.getType() != c.getType() || !alloc ||
       (alloc->getBlock() == op->getBlock() && op->isBeforeInBlock(alloc) &&
@@ -188,34 +311,15 @@ static linalg::GenericOp reluAfter(linalg::LinalgOp op, Value c,
          return def && def->getBlock() == op->getBlock() &&
                 !def->isBeforeInBlock(op);
        })))
-    return nullptr;
+    return {};
   for (Operation *user : c.getUsers())
-    if (user != op.getOperation() && user != broadcast &&
-        user != relu.getOperation())
-      return nullptr;
-  Block *body = relu.getBlock();
-  Value result = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
-  bool extended = false;
-  if (auto trunc = result.getDefiningOp<arith::TruncFOp>()) {
-    result = trunc.getIn();
-    extended = true;
-  }
-  Operation *max = result.getDefiningOp();
-  if (!isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(max) ||
-      max->getBlock() != body)
-    return nullptr;
-  BlockArgument in = body->getArgument(0);
-  auto isInput = [&](Value x) {
-    if (!extended)
-      return x == in;
-    auto ext = x.getDefiningOp<arith::ExtFOp>();
-    return ext && ext.getIn() == in;
-  };
-  auto isZero = [](Value x) { return matchPattern(x, m_AnyZeroFloat()); };
-  Value lhs = max->getOperand(0), rhs = max->getOperand(1);
-  if (!((isInput(lhs) && isZero(rhs)) || (isZero(lhs) && isInput(rhs))))
-    return nullptr;
-  return relu;
+    if (user != op.getOperation() && user != init &&
+        user != act.getOperation())
+      return {};
+  Activation kind = classifyActivation(act);
+  if (kind == kNoActivation)
+    return {};
+  return {act, kind};
 }
 
 /// What `op` may absorb of the op that writes its output right before it:
@@ -334,20 +438,25 @@ struct CUDAMatmulToRuntimePass
                                      writer.broadcast.getInput(), op)
             ? writer.broadcast
             : nullptr;
-    // A ReLU right after a bias epilogue runs in it too (cuBLASLt's
-    // RELU_BIAS), writing the ReLU's output directly; not with an empty or
-    // dynamic k (the runtime has no kernel for ReLU of a bias alone).
-    linalg::GenericOp relu;
+    // A ReLU or GELU right after a bias epilogue or a plain product (C
+    // zero-filled) runs in the epilogue too (cuBLASLt's RELU_BIAS,
+    // GELU_BIAS, RELU, GELU), writing the activation's output directly;
+    // after a bias not with an empty or dynamic k (the runtime has no
+    // kernel for the activation of a bias alone).
+    linalg::GenericOp act;
+    Activation activation = kNoActivation;
     if (biasBroadcast) {
       FailureOr<linalg::ContractionDimensions> dims =
           linalg::inferContractionDims(op);
       int64_t k = op.getStaticLoopRanges()[dims->k.front()];
       if (!ShapedType::isDynamic(k) && k > 0)
-        relu = reluAfter(op, c, biasBroadcast);
+        std::tie(act, activation) = activationAfter(op, c, biasBroadcast);
+    } else if (fill && !writer.copy && mapping->permC.empty()) {
+      std::tie(act, activation) = activationAfter(op, c, fill);
     }
-    Value output = relu ? relu.getDpsInits()[0] : c;
+    Value output = act ? act.getDpsInits()[0] : c;
     if (Operation *alloc = output.getDefiningOp();
-        relu && alloc->getBlock() == op->getBlock() &&
+        act && alloc->getBlock() == op->getBlock() &&
         op->isBeforeInBlock(alloc))
       alloc->moveBefore(op);
     OpBuilder builder(op);
@@ -468,20 +577,21 @@ struct CUDAMatmulToRuntimePass
           memref::CollapseShapeOp::create(builder, loc, *operand.value, groups);
     }
     // dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate); C = A.B + R:
-    // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C); C = A.B + bias, or
-    // max(A.B + bias, 0) with relu = 1:
-    // dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C, relu).
+    // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C); C = act(A.B + bias):
+    // dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C, activation); C =
+    // act(A.B): dtensor_rt_matmul_act_<T>(ctx, A, B, C, activation).
     Value extra = viewR           ? viewR
                   : biasBroadcast ? biasBroadcast.getInput()
                                   : Value();
-    // The last argument: accumulate, or the bias entry's relu.
+    // The last argument: accumulate, or the bias or act entry's activation.
     Value flag =
         viewR ? Value()
               : arith::ConstantOp::create(
                     builder, loc,
-                    builder.getI64IntegerAttr(biasBroadcast ? (relu ? 1 : 0)
-                                              : fill        ? 0
-                                                            : 1));
+                    builder.getI64IntegerAttr(
+                        biasBroadcast || act ? int64_t(activation)
+                        : fill               ? 0
+                                             : 1));
     SmallVector<Value> args;
     if (withContext)
       args.push_back(cuda::getRuntimeContext(func));
@@ -494,6 +604,7 @@ struct CUDAMatmulToRuntimePass
       args.push_back(flag);
     StringRef entry = viewR           ? "dtensor_rt_matmul_add_"
                       : biasBroadcast ? "dtensor_rt_matmul_bias_"
+                      : act           ? "dtensor_rt_matmul_act_"
                                       : "dtensor_rt_matmul_";
     func::FuncOp callee = cuda::declareRuntimeFunction(
         func->getParentOfType<ModuleOp>(), (entry + *suffix).str(),
@@ -510,9 +621,9 @@ struct CUDAMatmulToRuntimePass
     if (biasBroadcast)
       biasBroadcast.erase();
     op.erase();
-    if (relu) {
-      relu.erase();
-      // C is not written any more (the call writes the ReLU's output).
+    if (act) {
+      act.erase();
+      // C is not written any more (the call writes the activation's output).
       if (c.use_empty())
         if (Operation *alloc = c.getDefiningOp<memref::AllocOp>())
           alloc->erase();

@@ -443,3 +443,174 @@ func.func @not_relu(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %bias: memref<3
   }
   return %d : memref<8x32xf32>
 }
+
+// -----
+
+// A ReLU right after a plain product (C zero-filled) runs in its epilogue:
+// dtensor_rt_matmul_act_<T> with activation 1, no fill, no ReLU kernel, no
+// C. Onto a C that is accumulated onto, the ReLU stays a kernel.
+// CHECK-LABEL: func.func @relu_plain(
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<8x32xf32>
+// CHECK-NOT:     memref.alloc() : memref<8x32xf32>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[UD:.*]] = memref.cast %[[D]] : memref<8x32xf32> to memref<*xf32>
+// CHECK:         call @dtensor_rt_matmul_act_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[UD]], %[[ONE]]) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @dtensor_rt_matmul_f32(
+// CHECK:         linalg.generic
+// CHECK:         return
+#id = affine_map<(i, j) -> (i, j)>
+func.func @relu_plain(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %acc: memref<8x32xf32>)
+    -> (memref<8x32xf32>, memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  %d = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x32xf32>) outs(%d : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  }
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%acc : memref<8x32xf32>)
+  %d2 = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : memref<8x32xf32>) outs(%d2 : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  }
+  return %d, %d2 : memref<8x32xf32>, memref<8x32xf32>
+}
+
+// -----
+
+// GELU in its tanh form runs in the epilogue (activation 2), however it is
+// written: torch's decomposition after a bias (f32), and in bf16 through
+// f32 with powf and the constant multiplied in, after a plain product.
+// CHECK-LABEL: func.func @gelu(
+// CHECK-NOT:     linalg.broadcast
+// CHECK-NOT:     linalg.fill
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @dtensor_rt_matmul_bias_f32({{.*}}, %[[TWO]]) :
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[TWO2:.*]] = arith.constant 2 : i64
+// CHECK:         call @dtensor_rt_matmul_act_bf16({{.*}}, %[[TWO2]]) :
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#id = affine_map<(i, j) -> (i, j)>
+func.func @gelu(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %bias: memref<32xf32>,
+                %a2: memref<8x16xbf16>, %b2: memref<16x32xbf16>)
+    -> (memref<8x32xf32>, memref<8x32xbf16>) {
+  %half = arith.constant 0.5 : f32
+  %one = arith.constant 1.0 : f32
+  %three = arith.constant 3.0 : f32
+  %k = arith.constant 0.044715 : f32
+  %s = arith.constant 0.797884583 : f32
+  %sk = arith.constant 0.0356774069 : f32
+  %zero = arith.constant 0.0 : bf16
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.broadcast ins(%bias : memref<32xf32>) outs(%c : memref<8x32xf32>) dimensions = [0]
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  %d = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x32xf32>) outs(%d : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %x2 = arith.mulf %x, %x : f32
+    %x3 = arith.mulf %x2, %x : f32
+    %kx3 = arith.mulf %x3, %k : f32
+    %inner = arith.addf %x, %kx3 : f32
+    %arg = arith.mulf %inner, %s : f32
+    %t = math.tanh %arg : f32
+    %onet = arith.addf %t, %one : f32
+    %hx = arith.mulf %x, %half : f32
+    %y = arith.mulf %hx, %onet : f32
+    linalg.yield %y : f32
+  }
+  %c2 = memref.alloc() : memref<8x32xbf16>
+  linalg.fill ins(%zero : bf16) outs(%c2 : memref<8x32xbf16>)
+  linalg.matmul ins(%a2, %b2 : memref<8x16xbf16>, memref<16x32xbf16>) outs(%c2 : memref<8x32xbf16>)
+  %d2 = memref.alloc() : memref<8x32xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2 : memref<8x32xbf16>) outs(%d2 : memref<8x32xbf16>) {
+  ^bb0(%xb: bf16, %o: bf16):
+    %x = arith.extf %xb : bf16 to f32
+    %x3 = math.powf %x, %three : f32
+    %a1 = arith.mulf %s, %x : f32
+    %a3 = arith.mulf %sk, %x3 : f32
+    %arg = arith.addf %a1, %a3 : f32
+    %t = math.tanh %arg : f32
+    %ht = arith.mulf %half, %t : f32
+    %h1 = arith.addf %ht, %half : f32
+    %y = arith.mulf %x, %h1 : f32
+    %yb = arith.truncf %y : f32 to bf16
+    linalg.yield %yb : bf16
+  }
+  return %d, %d2 : memref<8x32xf32>, memref<8x32xbf16>
+}
+
+// -----
+
+// Not GELU's tanh form, so kernels: the erf form (cuBLASLt has no such
+// epilogue; it differs by up to 5e-4), a wrong cubic coefficient, and a
+// plain tanh.
+// CHECK-LABEL: func.func @not_gelu(
+// CHECK-NOT:     dtensor_rt_matmul_act
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT:     dtensor_rt_matmul_act
+// CHECK:         return
+#id = affine_map<(i, j) -> (i, j)>
+func.func @not_gelu(%a: memref<8x16xf32>, %b: memref<16x32xf32>)
+    -> (memref<8x32xf32>, memref<8x32xf32>, memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %one = arith.constant 1.0 : f32
+  %rsqrt2 = arith.constant 0.707106769 : f32
+  %k = arith.constant 0.045 : f32
+  %s = arith.constant 0.797884583 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  %d = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x32xf32>) outs(%d : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %xs = arith.mulf %x, %rsqrt2 : f32
+    %e = math.erf %xs : f32
+    %e1 = arith.addf %e, %one : f32
+    %hx = arith.mulf %x, %half : f32
+    %y = arith.mulf %hx, %e1 : f32
+    linalg.yield %y : f32
+  }
+  %c2 = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c2 : memref<8x32xf32>)
+  %d2 = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2 : memref<8x32xf32>) outs(%d2 : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %x2 = arith.mulf %x, %x : f32
+    %x3 = arith.mulf %x2, %x : f32
+    %kx3 = arith.mulf %x3, %k : f32
+    %inner = arith.addf %x, %kx3 : f32
+    %arg = arith.mulf %inner, %s : f32
+    %t = math.tanh %arg : f32
+    %onet = arith.addf %t, %one : f32
+    %hx = arith.mulf %x, %half : f32
+    %y = arith.mulf %hx, %onet : f32
+    linalg.yield %y : f32
+  }
+  %c3 = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c3 : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c3 : memref<8x32xf32>)
+  %d3 = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c3 : memref<8x32xf32>) outs(%d3 : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.tanh %x : f32
+    linalg.yield %t : f32
+  }
+  return %d, %d2, %d3 : memref<8x32xf32>, memref<8x32xf32>, memref<8x32xf32>
+}
