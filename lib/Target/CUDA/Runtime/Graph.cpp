@@ -313,7 +313,11 @@ void *dtensor_rt_graph_end(void *ctx) {
                   "(dtensor_rt_graph_end without graph_begin)");
   CUgraph graph = nullptr;
   DTENSOR_CU(op, cuStreamEndCapture, dev.compute, &graph);
-  int memsets = replaceMemsets(graph, op);
+  // DTENSOR_RT_GRAPH_MEMSETS=keep leaves them (for comparisons).
+  const char *keep = std::getenv("DTENSOR_RT_GRAPH_MEMSETS");
+  int memsets = keep && std::string(keep) == "keep"
+                    ? 0
+                    : replaceMemsets(graph, op);
   int64_t nodes = 0;
   std::string summary = summarize(graph, nodes, op);
   if (memsets)
