@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <unistd.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -840,6 +841,37 @@ void testGraphMemsets() {
            bad == bytes ? "" : "byte " + std::to_string(bad) + " differs");
     mgpuMemset32(d, 0xffffffffu, bytes / 4, stream);
   }
+  dtensor_rt_graph_destroy(ctx, graph);
+
+  // DTENSOR_RT_GRAPH_MEMSETS=keep leaves the memset nodes (for
+  // comparisons); DTENSOR_RT_GRAPH_DOT writes the graph as Graphviz.
+  std::string dot = "/tmp/dtensor-rt-test-graph." + std::to_string(rank) +
+                    "." + std::to_string(getpid()) + ".dot";
+  setenv("DTENSOR_RT_GRAPH_MEMSETS", "keep", 1);
+  setenv("DTENSOR_RT_GRAPH_DOT", dot.c_str(), 1);
+  dtensor_rt_graph_begin(ctx);
+  mgpuMemset32(d, 0x11223344u, 256, stream);
+  memset8(at(2048), 0x77, 5, stream);
+  graph = dtensor_rt_graph_end(ctx);
+  unsetenv("DTENSOR_RT_GRAPH_MEMSETS");
+  unsetenv("DTENSOR_RT_GRAPH_DOT");
+  dtensor_rt_graph_describe(ctx, graph, text, sizeof(text));
+  summary = text;
+  report(summary.rfind("2 nodes (2 memset)", 0) == 0,
+         "DTENSOR_RT_GRAPH_MEMSETS=keep keeps memset nodes", summary);
+  std::string contents;
+  if (FILE *f = std::fopen(dot.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+      contents.append(buf, n);
+    std::fclose(f);
+    std::remove(dot.c_str());
+  }
+  report(contents.find("digraph") != std::string::npos &&
+             contents.find("MEMSET") != std::string::npos,
+         "DTENSOR_RT_GRAPH_DOT writes the captured graph",
+         contents.empty() ? "no file " + dot : "");
   dtensor_rt_graph_destroy(ctx, graph);
   mgpuMemFree(d, stream);
 }

@@ -215,6 +215,8 @@ std::string summarize(CUgraph graph, int64_t &numNodes, const char *op) {
   }
   s += "), " + std::to_string(e) + " edges, " +
        (line ? "a straight line" : "branching") + "; kernels:";
+  if (kernels.empty())
+    s += " none";
   sep = " ";
   for (auto &[name, count] : kernels) {
     s += sep + name + (count > 1 ? " x" + std::to_string(count) : "");
