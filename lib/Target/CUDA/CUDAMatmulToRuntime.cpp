@@ -177,9 +177,8 @@ static double geluTanh(double x) {
 /// div, neg, float constants, extf and truncf taken exactly; math tanh, and
 /// powf and fpowi with a constant exponent); none if `v` uses anything
 /// else. `tanhs` counts the tanh ops reached.
-static std::optional<double> evaluateSmooth(Value v, BlockArgument in,
-                                            double x, int depth,
-                                            int &tanhs) {
+static std::optional<double> evaluateSmooth(Value v, BlockArgument in, double x,
+                                            int depth, int &tanhs) {
   if (v == in)
     return x;
   FloatAttr constant;
@@ -265,9 +264,9 @@ static Activation classifyActivation(linalg::GenericOp generic) {
   // GELU, tanh form.
   if (body->getOperations().size() > 32)
     return kNoActivation;
-  static const double samples[] = {-8.0, -4.3, -2.9,  -2.1, -1.45, -0.93,
+  static const double samples[] = {-8.0, -4.3,  -2.9, -2.1, -1.45, -0.93,
                                    -0.5, -0.17, 0.0,  0.11, 0.42,  0.77,
-                                   1.2,  1.75, 2.45, 3.3,  5.1,   8.0};
+                                   1.2,  1.75,  2.45, 3.3,  5.1,   8.0};
   for (double x : samples) {
     int tanhs = 0;
     std::optional<double> y = evaluateSmooth(result, in, x, 0, tanhs);
@@ -313,8 +312,7 @@ activationAfter(linalg::LinalgOp op, Value c, Operation *init) {
        })))
     return {};
   for (Operation *user : c.getUsers())
-    if (user != op.getOperation() && user != init &&
-        user != act.getOperation())
+    if (user != op.getOperation() && user != init && user != act.getOperation())
       return {};
   Activation kind = classifyActivation(act);
   if (kind == kNoActivation)
@@ -584,14 +582,10 @@ struct CUDAMatmulToRuntimePass
                   : biasBroadcast ? biasBroadcast.getInput()
                                   : Value();
     // The last argument: accumulate, or the bias or act entry's activation.
-    Value flag =
-        viewR ? Value()
-              : arith::ConstantOp::create(
-                    builder, loc,
-                    builder.getI64IntegerAttr(
-                        biasBroadcast || act ? int64_t(activation)
-                        : fill               ? 0
-                                             : 1));
+    int64_t last = biasBroadcast || act ? int64_t(activation) : fill ? 0 : 1;
+    Value flag = viewR ? Value()
+                       : arith::ConstantOp::create(
+                             builder, loc, builder.getI64IntegerAttr(last));
     SmallVector<Value> args;
     if (withContext)
       args.push_back(cuda::getRuntimeContext(func));

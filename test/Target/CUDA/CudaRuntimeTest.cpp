@@ -4,9 +4,10 @@
 // as compiled code would: device buffers from mgpuMemAlloc, memref
 // descriptors built by hand, collectives with the context argument, matmuls,
 // the mgpu* wrappers, CUDA graphs. One process per rank
-// (scripts/cuda-rt-test.sh starts N of them on one GPU); every check compares with a host-computed
-// expectation and prints PASS/FAIL; the last line of each rank is
-// "rank R: N passed, N failed" and the exit status is 1 if any check failed.
+// (scripts/cuda-rt-test.sh starts N of them on one GPU); every check compares
+// with a host-computed expectation and prints PASS/FAIL; the last line of each
+// rank is "rank R: N passed, N failed" and the exit status is 1 if any check
+// failed.
 //
 //   --fault skip-collective   rank 1 skips an all_reduce that the others
 //                             run; the others' watchdog must end the job
@@ -31,9 +32,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <unistd.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 // PTX of AddOne.cu, NUL-terminated (generated at build time).
@@ -516,8 +517,16 @@ using MatmulActFn = void (*)(void *, int64_t, void *, int64_t, void *, int64_t,
 /// A.B (matmul_act_<T>). GELU is the tanh form (CUDARuntime.h); on these
 /// products (|A.B| up to ~8) the erf form differs from it by up to 5e-4,
 /// above the f32 limit.
-enum class Init { Zero, Accumulate, Residual, Bias, BiasRelu, BiasGelu, Relu,
-                  Gelu };
+enum class Init {
+  Zero,
+  Accumulate,
+  Residual,
+  Bias,
+  BiasRelu,
+  BiasGelu,
+  Relu,
+  Gelu
+};
 
 double geluTanh(double x) {
   return 0.5 * x *
@@ -580,8 +589,8 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   bd.upload(encode(t, bStore));
   // With a residual or a bias, C starts as garbage (what it held must not
   // count); R holds the values added.
-  bool withBias = init == Init::Bias || init == Init::BiasRelu ||
-                  init == Init::BiasGelu;
+  bool withBias =
+      init == Init::Bias || init == Init::BiasRelu || init == Init::BiasGelu;
   bool relu = init == Init::BiasRelu || init == Init::Relu;
   bool gelu = init == Init::BiasGelu || init == Init::Gelu;
   int64_t activation = relu ? 1 : gelu ? 2 : 0;
@@ -651,11 +660,15 @@ void testMatmul(Type t, const char *what, int64_t batch, int64_t m, int64_t k,
   std::snprintf(detail, sizeof(detail), "relative error %.3g, limit %.0e", rel,
                 limit);
   std::string entry = init == Init::Residual ? "matmul_add_"
-                      : withBias              ? "matmul_bias_"
-                      : activation            ? "matmul_act_"
-                                              : "matmul_";
+                      : withBias             ? "matmul_bias_"
+                      : activation           ? "matmul_act_"
+                                             : "matmul_";
   report(rel < limit,
-         entry + typeName(t) + (relu ? " relu " : gelu ? " gelu " : " ") + what,
+         entry + typeName(t) +
+             (relu   ? " relu "
+              : gelu ? " gelu "
+                     : " ") +
+             what,
          detail);
 }
 
@@ -783,29 +796,32 @@ void testMgpu() {
 // untouched).
 void testGraphMemsets() {
   using Memset8 = int (*)(uint64_t, unsigned char, size_t, void *);
-  using Memset2D8 = int (*)(uint64_t, size_t, unsigned char, size_t, size_t,
-                            void *);
+  using Memset2D8 =
+      int (*)(uint64_t, size_t, unsigned char, size_t, size_t, void *);
   void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
-  auto memset8 =
-      cuda ? reinterpret_cast<Memset8>(dlsym(cuda, "cuMemsetD8Async")) : nullptr;
-  auto memset2D8 = cuda ? reinterpret_cast<Memset2D8>(
-                              dlsym(cuda, "cuMemsetD2D8Async"))
-                        : nullptr;
+  auto memset8 = cuda
+                     ? reinterpret_cast<Memset8>(dlsym(cuda, "cuMemsetD8Async"))
+                     : nullptr;
+  auto memset2D8 =
+      cuda ? reinterpret_cast<Memset2D8>(dlsym(cuda, "cuMemsetD2D8Async"))
+           : nullptr;
   if (!memset8 || !memset2D8) {
     report(false, "graph memsets", "cannot load cuMemsetD8Async from libcuda");
     return;
   }
   const size_t bytes = 4096;
   auto *d = static_cast<unsigned char *>(mgpuMemAlloc(bytes, stream, false));
-  auto at = [&](size_t offset) { return reinterpret_cast<uint64_t>(d + offset); };
+  auto at = [&](size_t offset) {
+    return reinterpret_cast<uint64_t>(d + offset);
+  };
   mgpuMemset32(d, 0xffffffffu, bytes / 4, stream);
   mgpuStreamSynchronize(stream);
 
   dtensor_rt_graph_begin(ctx);
-  mgpuMemset32(d, 0x11223344u, 256, stream);              // [0, 1024)
-  mgpuMemset16(d + 1024, 0x5566, 300, stream);            // [1024, 1624)
-  memset8(at(2048), 0x77, 5, stream);                     // [2048, 2053)
-  memset2D8(at(3072), 64, 0x88, 3, 4, stream);            // 4 rows of 3
+  mgpuMemset32(d, 0x11223344u, 256, stream);   // [0, 1024)
+  mgpuMemset16(d + 1024, 0x5566, 300, stream); // [1024, 1624)
+  memset8(at(2048), 0x77, 5, stream);          // [2048, 2053)
+  memset2D8(at(3072), 64, 0x88, 3, 4, stream); // 4 rows of 3
   void *graph = dtensor_rt_graph_end(ctx);
 
   char text[4096];
@@ -845,8 +861,8 @@ void testGraphMemsets() {
 
   // DTENSOR_RT_GRAPH_MEMSETS=keep leaves the memset nodes (for
   // comparisons); DTENSOR_RT_GRAPH_DOT writes the graph as Graphviz.
-  std::string dot = "/tmp/dtensor-rt-test-graph." + std::to_string(rank) +
-                    "." + std::to_string(getpid()) + ".dot";
+  std::string dot = "/tmp/dtensor-rt-test-graph." + std::to_string(rank) + "." +
+                    std::to_string(getpid()) + ".dot";
   setenv("DTENSOR_RT_GRAPH_MEMSETS", "keep", 1);
   setenv("DTENSOR_RT_GRAPH_DOT", dot.c_str(), 1);
   dtensor_rt_graph_begin(ctx);

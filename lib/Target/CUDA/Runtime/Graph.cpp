@@ -46,8 +46,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <string>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -120,18 +120,26 @@ const char *nodeTypeName(CUgraphNodeType type) {
   }
 }
 
-/// Replaces every memset node of `graph` with a kernel node doing the same
-/// (Kernels.cpp's fill), on the same edges; returns how many. cuBLASLt and
-/// cuDNN zero a 4-byte workspace counter before many of their kernels,
-/// and each memset node costs about 1.5 µs of host time per cuGraphLaunch
-/// on the H100 where a kernel node costs next to nothing (a graph of 9
-/// kernels: 5 µs; with 6 memsets among them: 12-15 µs).
-int replaceMemsets(CUgraph graph, const char *op) {
+/// The nodes of `graph`.
+std::vector<CUgraphNode> graphNodes(CUgraph graph, const char *op) {
   size_t n = 0;
   DTENSOR_CU(op, cuGraphGetNodes, graph, nullptr, &n);
   std::vector<CUgraphNode> nodes(n);
   if (n)
     DTENSOR_CU(op, cuGraphGetNodes, graph, nodes.data(), &n);
+  nodes.resize(n);
+  return nodes;
+}
+
+/// Replaces every memset node of `graph` with a kernel node doing the same
+/// (Kernels.cpp's fill), on the same edges; returns how many. cuBLASLt and
+/// cuDNN zero a 4-byte workspace counter before many of their kernels,
+/// and each memset node costs about 1.5-2 µs of host time per
+/// cuGraphLaunch on the H100 where a kernel node costs next to nothing
+/// (bench/gpu_rank/graph_nodes.py: torch graphs of 9 kernels 7.4 µs, with 6
+/// memsets among them 19.1 µs; our layer's graph 15.7 µs, 4.4 replaced).
+int replaceMemsets(CUgraph graph, const char *op) {
+  std::vector<CUgraphNode> nodes = graphNodes(graph, op);
   int replaced = 0;
   for (CUgraphNode node : nodes) {
     CUgraphNodeType type;
@@ -168,20 +176,19 @@ int replaceMemsets(CUgraph graph, const char *op) {
 
 /// "16 nodes (11 kernel, 5 memset), 15 edges, a straight line; kernels:
 /// name xN, ...": what a launch of `graph` replays. A graph is a straight
-/// line when no node has more than one predecessor or successor (the
-/// driver launches those fastest).
+/// line when no node has more than one predecessor or successor (a
+/// capture of the compute stream alone is).
 std::string summarize(CUgraph graph, int64_t &numNodes, const char *op) {
   const DriverTable &d = driver(op);
-  size_t n = 0;
-  DTENSOR_CU(op, cuGraphGetNodes, graph, nullptr, &n);
-  std::vector<CUgraphNode> nodes(n);
-  if (n)
-    DTENSOR_CU(op, cuGraphGetNodes, graph, nodes.data(), &n);
+  std::vector<CUgraphNode> nodes = graphNodes(graph, op);
+  size_t n = nodes.size();
   size_t e = 0;
   DTENSOR_CU(op, cuGraphGetEdges, graph, nullptr, nullptr, nullptr, &e);
   std::vector<CUgraphNode> from(e), to(e);
+  // With the edges' data: without, a programmatic edge fails the query.
+  std::vector<CUgraphEdgeData> data(e);
   if (e)
-    DTENSOR_CU(op, cuGraphGetEdges, graph, from.data(), to.data(), nullptr,
+    DTENSOR_CU(op, cuGraphGetEdges, graph, from.data(), to.data(), data.data(),
                &e);
   std::map<std::string, int> types, kernels;
   for (CUgraphNode node : nodes) {
@@ -317,9 +324,8 @@ void *dtensor_rt_graph_end(void *ctx) {
   DTENSOR_CU(op, cuStreamEndCapture, dev.compute, &graph);
   // DTENSOR_RT_GRAPH_MEMSETS=keep leaves them (for comparisons).
   const char *keep = std::getenv("DTENSOR_RT_GRAPH_MEMSETS");
-  int memsets = keep && std::string(keep) == "keep"
-                    ? 0
-                    : replaceMemsets(graph, op);
+  int memsets =
+      keep && std::string(keep) == "keep" ? 0 : replaceMemsets(graph, op);
   int64_t nodes = 0;
   std::string summary = summarize(graph, nodes, op);
   if (memsets)
@@ -329,8 +335,8 @@ void *dtensor_rt_graph_end(void *ctx) {
     CUresult dot = driver(op).cuGraphDebugDotPrint(
         graph, path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE);
     if (dot != CUDA_SUCCESS)
-      cudaFatal(op, std::string("DTENSOR_RT_GRAPH_DOT: cannot write ") +
-                        path + ": " + describe(dot));
+      cudaFatal(op, std::string("DTENSOR_RT_GRAPH_DOT: cannot write ") + path +
+                        ": " + describe(dot));
   }
   CUgraphExec exec = nullptr;
   CUresult rc = driver(op).cuGraphInstantiateWithFlags(

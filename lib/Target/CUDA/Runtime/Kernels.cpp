@@ -138,8 +138,7 @@ CUgraphNode addFillNode(CUgraph graph, const CUDA_MEMSET_NODE_PARAMS &memset,
                       "-byte elements");
   }
   auto *dst = reinterpret_cast<char *>(memset.dst);
-  uint64_t pitch = memset.pitch, width = memset.width,
-           height = memset.height;
+  uint64_t pitch = memset.pitch, width = memset.width, height = memset.height;
   uint32_t value = memset.value;
   void *params[] = {&dst, &pitch, &value, &width, &height};
   CUDA_KERNEL_NODE_PARAMS kernel{};
@@ -147,8 +146,7 @@ CUgraphNode addFillNode(CUgraph graph, const CUDA_MEMSET_NODE_PARAMS &memset,
   int64_t count = static_cast<int64_t>(width * height);
   kernel.gridDimX = gridFor(count);
   kernel.gridDimY = kernel.gridDimZ = 1;
-  kernel.blockDimX =
-      static_cast<unsigned>(std::clamp<int64_t>(count, 1, 256));
+  kernel.blockDimX = static_cast<unsigned>(std::clamp<int64_t>(count, 1, 256));
   kernel.blockDimY = kernel.blockDimZ = 1;
   kernel.kernelParams = params;
   CUgraphNode node = nullptr;

@@ -473,8 +473,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
                         "this process"
                       : "null context (dtensor_rt_init not called?)");
   size_t elem = elemSize(elemType);
-  if (activation != kNoActivation && activation != kReLU &&
-      activation != kGELU)
+  if (activation != kNoActivation && activation != kReLU && activation != kGELU)
     cudaFatal(op, "activation " + std::to_string(activation) +
                       " is not 0 (none), 1 (ReLU) or 2 (GELU, tanh form)");
   if (aRank != bRank || aRank != cRank)
