@@ -614,3 +614,55 @@ func.func @not_gelu(%a: memref<8x16xf32>, %b: memref<16x32xf32>)
   }
   return %d, %d2, %d3 : memref<8x32xf32>, memref<8x32xf32>, memref<8x32xf32>
 }
+
+// -----
+
+// A body whose values are reused (each a square of the last, 28 deep) is
+// evaluated op by op, once per sample point (not as a tree: 2^28 visits),
+// and is not GELU: it stays a kernel.
+// CHECK-LABEL: func.func @deep_body(
+// CHECK:         call @dtensor_rt_matmul_f32(
+// CHECK:         linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+func.func @deep_body(%a: memref<8x16xf32>, %b: memref<16x32xf32>) -> memref<8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  %d = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x32xf32>) outs(%d : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.tanh %x : f32
+    %s0 = arith.mulf %t, %t : f32
+    %s1 = arith.mulf %s0, %s0 : f32
+    %s2 = arith.mulf %s1, %s1 : f32
+    %s3 = arith.mulf %s2, %s2 : f32
+    %s4 = arith.mulf %s3, %s3 : f32
+    %s5 = arith.mulf %s4, %s4 : f32
+    %s6 = arith.mulf %s5, %s5 : f32
+    %s7 = arith.mulf %s6, %s6 : f32
+    %s8 = arith.mulf %s7, %s7 : f32
+    %s9 = arith.mulf %s8, %s8 : f32
+    %s10 = arith.mulf %s9, %s9 : f32
+    %s11 = arith.mulf %s10, %s10 : f32
+    %s12 = arith.mulf %s11, %s11 : f32
+    %s13 = arith.mulf %s12, %s12 : f32
+    %s14 = arith.mulf %s13, %s13 : f32
+    %s15 = arith.mulf %s14, %s14 : f32
+    %s16 = arith.mulf %s15, %s15 : f32
+    %s17 = arith.mulf %s16, %s16 : f32
+    %s18 = arith.mulf %s17, %s17 : f32
+    %s19 = arith.mulf %s18, %s18 : f32
+    %s20 = arith.mulf %s19, %s19 : f32
+    %s21 = arith.mulf %s20, %s20 : f32
+    %s22 = arith.mulf %s21, %s21 : f32
+    %s23 = arith.mulf %s22, %s22 : f32
+    %s24 = arith.mulf %s23, %s23 : f32
+    %s25 = arith.mulf %s24, %s24 : f32
+    %s26 = arith.mulf %s25, %s25 : f32
+    %s27 = arith.mulf %s26, %s26 : f32
+    linalg.yield %s27 : f32
+  }
+  return %d : memref<8x32xf32>
+}

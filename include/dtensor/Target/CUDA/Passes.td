@@ -125,9 +125,9 @@ def CUDAMatmulToRuntimePass
     has no other users, with its body either ReLU (`max(x, 0)` with
     arith.maximumf or maxnumf, also through extf/truncf) or GELU in its
     tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), however
-    written (smooth arith/math operations of the input with one tanh,
-    equal to it to 1e-5 at 18 sample points in [-8, 8]; the erf form, off
-    by up to 5e-4, is not taken). The call writes D with the activation
+    written (at most 32 smooth arith/math operations of the input with
+    one tanh, evaluated op by op and equal to it to 1e-5 at 18 sample
+    points in [-8, 8]; the erf form, off by up to 5e-4, is not taken). The call writes D with the activation
     code (1 ReLU, 2 GELU): `dtensor_rt_matmul_bias_<T>(..., activation)`
     (`CUBLASLT_EPILOGUE_RELU_BIAS`, `GELU_BIAS`) or
     `dtensor_rt_matmul_act_<T>(ctx, A, B, D, activation)` (`RELU`,
