@@ -154,6 +154,8 @@ expect_error() {
 echo "== error paths (1 rank)"
 expect_error oom "dtensor runtime: rank 0: mgpuMemAlloc: cuMemAllocAsync of 1125899906842624 bytes failed:"
 expect_error bad-context "dtensor runtime: rank 0: all_reduce_f32: context argument is not dtensor_rt_context() of this process"
+expect_error bad-graph "dtensor runtime: rank 0: graph_describe: not a graph of dtensor_rt_graph_end (or destroyed)"
+expect_error bad-activation "dtensor runtime: rank 0: matmul_act_f32: activation 7 is not 0 (none), 1 (ReLU) or 2 (GELU, tanh form)"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

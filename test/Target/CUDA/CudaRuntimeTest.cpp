@@ -16,6 +16,10 @@
 //   --fault oom               a 1 PiB mgpuMemAlloc must end the job with the
 //                             size in the message.
 //   --fault bad-context       a wrong ctx argument must end the job.
+//   --fault bad-graph         dtensor_rt_graph_describe of a pointer that
+//                             is no graph must end the job.
+//   --fault bad-activation    an activation code other than 0, 1, 2 must
+//                             end the job.
 //   --help                    usage; needs no GPU.
 //
 // Links nothing but libdtensor_runtime_cuda (no CUDA libraries).
@@ -894,7 +898,8 @@ void testGraphMemsets() {
 
 void usage(FILE *out) {
   std::fputs(
-      "usage: dtensor-cuda-rt-test [--fault skip-collective|oom|bad-context]\n"
+      "usage: dtensor-cuda-rt-test [--fault skip-collective|oom|bad-context|\n"
+      "                             bad-graph|bad-activation]\n"
       "\n"
       "Tests libdtensor_runtime_cuda on the GPU: collectives and matmuls\n"
       "(f32, bf16, f16), mgpu* wrappers, CUDA graphs. Run one process per\n"
@@ -912,7 +917,11 @@ void usage(FILE *out) {
       "  --fault oom              allocate 1 PiB: must end the job with a\n"
       "                           message naming the size.\n"
       "  --fault bad-context      pass a wrong ctx to all_reduce: must end\n"
-      "                           the job with a message.\n",
+      "                           the job with a message.\n"
+      "  --fault bad-graph        describe a pointer that is no graph: must\n"
+      "                           end the job with a message.\n"
+      "  --fault bad-activation   a matmul with activation 7: must end the\n"
+      "                           job with a message.\n",
       out);
 }
 
@@ -929,7 +938,8 @@ int main(int argc, char **argv) {
     }
     if (arg == "--fault" && i + 1 < argc) {
       std::string kind = argv[i + 1];
-      if (kind == "skip-collective" || kind == "oom" || kind == "bad-context") {
+      if (kind == "skip-collective" || kind == "oom" || kind == "bad-context" ||
+          kind == "bad-graph" || kind == "bad-activation") {
         fault = kind;
         skipCollective = kind == "skip-collective";
         ++i;
@@ -976,6 +986,24 @@ int main(int argc, char **argv) {
     dtensor_rt_all_reduce_f32(&notContext, 1, ref.desc(), 1, ref.desc(), kMesh,
                               kAllAxes, 0);
     std::fprintf(stderr, "dtensor-cuda-rt-test: a wrong context was "
+                         "accepted\n");
+    return 3;
+  }
+  if (fault == "bad-graph") {
+    // Must end the job: only graphs of dtensor_rt_graph_end are described.
+    int notGraph = 0;
+    char text[64];
+    dtensor_rt_graph_describe(ctx, &notGraph, text, sizeof(text));
+    std::fprintf(stderr, "dtensor-cuda-rt-test: a pointer that is no graph "
+                         "was described\n");
+    return 3;
+  }
+  if (fault == "bad-activation") {
+    // Must end the job: the activation code is checked.
+    DeviceBuffer buf(16 * 4);
+    MemRef a(buf.ptr, 0, {4, 4}), b(buf.ptr, 0, {4, 4}), c(buf.ptr, 0, {4, 4});
+    dtensor_rt_matmul_act_f32(ctx, 2, a.desc(), 2, b.desc(), 2, c.desc(), 7);
+    std::fprintf(stderr, "dtensor-cuda-rt-test: activation 7 was "
                          "accepted\n");
     return 3;
   }
