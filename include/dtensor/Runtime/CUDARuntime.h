@@ -72,6 +72,14 @@ void dtensor_rt_matmul_add_f16(void *ctx, int64_t aRank, void *a,
 void dtensor_rt_matmul_add_f32(void *ctx, int64_t aRank, void *a,
                                int64_t bRank, void *b, int64_t rRank, void *r,
                                int64_t cRank, void *c);
+/* The `activation` codes of dtensor_rt_matmul_bias_<T> and _act_<T>
+   (GELU in its tanh form: cuBLASLt's). */
+enum DTensorActivation {
+  DTENSOR_RT_ACTIVATION_NONE = 0,
+  DTENSOR_RT_ACTIVATION_RELU = 1,
+  DTENSOR_RT_ACTIVATION_GELU_TANH = 2
+};
+
 void dtensor_rt_matmul_bias_bf16(void *ctx, int64_t aRank, void *a,
                                  int64_t bRank, void *b, int64_t biasRank,
                                  void *bias, int64_t cRank, void *c,

@@ -10,6 +10,7 @@
 #include "dtensor/Target/CUDA/Passes.h"
 
 #include "RuntimeCalls.h"
+#include "dtensor/Runtime/CUDARuntime.h"
 #include "dtensor/Transforms/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -161,9 +162,8 @@ static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
   return mapping;
 }
 
-/// The activation codes of dtensor_rt_matmul_bias_<T> and _act_<T>
-/// (CUDARuntime.h).
-enum Activation : int64_t { kNoActivation = 0, kReLU = 1, kGELU = 2 };
+/// An activation code of dtensor_rt_matmul_bias_<T> and _act_<T>.
+using Activation = DTensorActivation;
 
 /// GELU in its tanh form, cuBLASLt's GELU epilogue (and torch's
 /// gelu(approximate="tanh")).
@@ -258,15 +258,15 @@ static Activation classifyActivation(linalg::GenericOp generic) {
     auto isZero = [](Value x) { return matchPattern(x, m_AnyZeroFloat()); };
     Value lhs = max->getOperand(0), rhs = max->getOperand(1);
     return (isInput(lhs) && isZero(rhs)) || (isZero(lhs) && isInput(rhs))
-               ? kReLU
-               : kNoActivation;
+               ? DTENSOR_RT_ACTIVATION_RELU
+               : DTENSOR_RT_ACTIVATION_NONE;
   }
   // GELU, tanh form: a short body with one tanh.
   if (body->getOperations().size() > 32 ||
       llvm::count_if(body->getOperations(), [](Operation &op) {
         return isa<math::TanhOp>(op);
       }) != 1)
-    return kNoActivation;
+    return DTENSOR_RT_ACTIVATION_NONE;
   static const double samples[] = {-8.0, -4.3,  -2.9, -2.1, -1.45, -0.93,
                                    -0.5, -0.17, 0.0,  0.11, 0.42,  0.77,
                                    1.2,  1.75,  2.45, 3.3,  5.1,   8.0};
@@ -274,9 +274,9 @@ static Activation classifyActivation(linalg::GenericOp generic) {
     std::optional<double> y = evaluateSmooth(body, in, result, x);
     double want = geluTanh(x);
     if (!y || std::fabs(*y - want) > 1e-5 * std::max(1.0, std::fabs(want)))
-      return kNoActivation;
+      return DTENSOR_RT_ACTIVATION_NONE;
   }
-  return kGELU;
+  return DTENSOR_RT_ACTIVATION_GELU_TANH;
 }
 
 /// The activation that may run in the epilogue of `op` (whose output `c`
@@ -316,7 +316,7 @@ activationAfter(linalg::LinalgOp op, Value c, Operation *init) {
     if (user != op.getOperation() && user != init && user != act.getOperation())
       return {};
   Activation kind = classifyActivation(act);
-  if (kind == kNoActivation)
+  if (kind == DTENSOR_RT_ACTIVATION_NONE)
     return {};
   return {act, kind};
 }
@@ -443,7 +443,7 @@ struct CUDAMatmulToRuntimePass
     // after a bias not with an empty or dynamic k (the runtime has no
     // kernel for the activation of a bias alone).
     linalg::GenericOp act;
-    Activation activation = kNoActivation;
+    Activation activation = DTENSOR_RT_ACTIVATION_NONE;
     if (biasBroadcast) {
       FailureOr<linalg::ContractionDimensions> dims =
           linalg::inferContractionDims(op);

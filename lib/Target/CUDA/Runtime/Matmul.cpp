@@ -238,14 +238,11 @@ MatmulState &matmulState(const char *op) {
   return state;
 }
 
-/// The activation codes of the bias and act entry points.
-enum Activation : int64_t { kNoActivation = 0, kReLU = 1, kGELU = 2 };
-
 cublasLtEpilogue_t epilogueFor(bool bias, int64_t activation) {
   switch (activation) {
-  case kReLU:
+  case DTENSOR_RT_ACTIVATION_RELU:
     return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  case kGELU:
+  case DTENSOR_RT_ACTIVATION_GELU_TANH:
     return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   default:
     return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -255,7 +252,7 @@ cublasLtEpilogue_t epilogueFor(bool bias, int64_t activation) {
 /// The descriptors of one GEMM (the algorithm is chosen apart).
 Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
               const char *op, bool bias = false,
-              int64_t activation = kNoActivation) {
+              int64_t activation = DTENSOR_RT_ACTIVATION_NONE) {
   Plan p;
   cublasComputeType_t compute =
       tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -266,7 +263,7 @@ Plan makePlan(cudaDataType_t dataType, bool tf32, const GemmPlan &g,
              CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
   DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
              CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
-  if (bias || activation != kNoActivation) {
+  if (bias || activation != DTENSOR_RT_ACTIVATION_NONE) {
     cublasLtEpilogue_t epilogue = epilogueFor(bias, activation);
     DTENSOR_LT(op, cublasLtMatmulDescSetAttribute, p.desc,
                CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
@@ -466,14 +463,16 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
             const char *op, int64_t aRank, void *a, int64_t bRank, void *b,
             int64_t cRank, void *c, int64_t accumulate, int64_t rRank = 0,
             void *r = nullptr, int64_t biasRank = 0, void *bias = nullptr,
-            int64_t activation = kNoActivation) {
+            int64_t activation = DTENSOR_RT_ACTIVATION_NONE) {
   DeviceState &dev = device(op);
   if (ctx != &dev)
     cudaFatal(op, ctx ? "context argument is not dtensor_rt_context() of "
                         "this process"
                       : "null context (dtensor_rt_init not called?)");
   size_t elem = elemSize(elemType);
-  if (activation != kNoActivation && activation != kReLU && activation != kGELU)
+  if (activation != DTENSOR_RT_ACTIVATION_NONE &&
+      activation != DTENSOR_RT_ACTIVATION_RELU &&
+      activation != DTENSOR_RT_ACTIVATION_GELU_TANH)
     cudaFatal(op, "activation " + std::to_string(activation) +
                       " is not 0 (none), 1 (ReLU) or 2 (GELU, tanh form)");
   if (aRank != bRank || aRank != cRank)
@@ -525,7 +524,7 @@ void matmul(void *ctx, cudaDataType_t dataType, ElemType elemType,
   if (k == 0) {
     // act(0) is 0 for ReLU and GELU: the plain zero fill below; not so
     // act(bias).
-    if (biasData && activation != kNoActivation)
+    if (biasData && activation != DTENSOR_RT_ACTIVATION_NONE)
       cudaFatal(op, "a bias with an activation needs K > 0 (got an empty K)");
     if (biasData) {
       StridedView dst = contiguousView(cv.data, cv.sizes, elem);
