@@ -2,7 +2,8 @@
 (bench/gpu_rank/gpu_rank.py, bench/gpu_overlap/gpu_overlap.py): the CUDA
 runtime library with its C signatures, an artifact's entry called through
 its C interface on torch tensors (memref descriptors built once per call
-site), views of the results, CUDA-event timing and a CUPTI trace. torch is
+site), views of the results, CUDA graphs of a call, CUDA-event timing, host
+time per launch and a CUPTI trace. torch is
 imported where it is used, so that scripts importing this module run their
 --help and dry runs without it.
 """
@@ -79,6 +80,20 @@ class Artifact:
     def prepare(self, args, result_shapes):
         return Call(self, args, result_shapes)
 
+    def start_runtime(self, who):
+        """Starts the runtime (one per process: the first artifact's
+        dtensor_artifact_init, its communicators apart from PyTorch's, the
+        meshes it registers); returns the context and the compute stream as
+        a torch stream. Exits with "<who>: ..." if the runtime fails."""
+        import sys
+        import torch
+        argc = ctypes.c_int(0)
+        if self.lib.dtensor_artifact_init(ctypes.byref(argc), None) != 0:
+            sys.exit(f"{who}: dtensor_artifact_init failed")
+        ctx = ctypes.c_void_p(self.rt.dtensor_rt_context())
+        stream = torch.cuda.ExternalStream(self.rt.dtensor_rt_cuda_stream(ctx))
+        return ctx, stream
+
 
 class Call:
     """One call of an artifact's entry on fixed arguments: descriptors built
@@ -149,6 +164,33 @@ def median_ms(fn, iters, warmup=3, after=None, before=None):
     torch.cuda.synchronize()
     xs = sorted(a.elapsed_time(b) for a, b in events)
     return xs[len(xs) // 2]
+
+
+def capture_graph(runtime, ctx, call):
+    """The whole of call() as one CUDA graph of the compute stream: the
+    graph, its node count and dtensor_rt_graph_describe's text."""
+    runtime.dtensor_rt_graph_begin(ctx)
+    call()
+    graph = runtime.dtensor_rt_graph_end(ctx)
+    text = ctypes.create_string_buffer(8192)
+    nodes = runtime.dtensor_rt_graph_describe(ctx, graph, text, len(text))
+    return graph, nodes, text.value.decode(errors="replace")
+
+
+def launch_batch_us(launch):
+    """Host µs per launch() in the steady state of a loop (the GPU busy, the
+    launch queue short): 5 launches timed after an untimed one. 50 in a
+    row can fill the launch queue (the host then waits for the GPU); a
+    launch on an idle stream pays a wake-up (36 against 6 us for the MLP's
+    graph on the H100)."""
+    import time
+    import torch
+    torch.cuda.synchronize()
+    launch()
+    t0 = time.perf_counter()
+    for _ in range(5):
+        launch()
+    return (time.perf_counter() - t0) / 5 * 1e6
 
 
 def profile(call, path, free=None):

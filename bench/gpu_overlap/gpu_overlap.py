@@ -38,7 +38,6 @@ a table on stdout (docs/gpu-overlap.md).
 without loading torch, the runtime or any artifact.
 """
 import argparse
-import ctypes
 import json
 import os
 import sys
@@ -470,14 +469,9 @@ def main():
         fused = Artifact(os.path.join(a.dir, name + ".so"), runtime)
         seq = Artifact(os.path.join(a.dir, name + ".seq.so"), runtime)
         if ctx is None:
-            # One runtime per process: the first artifact starts it (its
-            # NCCL communicators, apart from PyTorch's) and registers the
-            # mesh @tp every case shares (mesh 0, [world]).
-            argc = ctypes.c_int(0)
-            if fused.lib.dtensor_artifact_init(ctypes.byref(argc), None) != 0:
-                sys.exit("gpu_overlap: dtensor_artifact_init failed")
-            ctx = ctypes.c_void_p(runtime.dtensor_rt_context())
-            stream = torch.cuda.ExternalStream(runtime.dtensor_rt_cuda_stream(ctx))
+            # One runtime per process: the first artifact starts it and
+            # registers the mesh @tp every case shares (mesh 0, [world]).
+            ctx, stream = fused.start_runtime("gpu_overlap")
         row = dict(case=name, kind=case, tokens=T, hidden=H, ffn=F, ranks=n)
         with torch.cuda.stream(stream):
             args = make_inputs(case, T, H, F, n, rank, torch)

@@ -35,13 +35,13 @@ import json
 import os
 import re
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from common.artifact import (Artifact, as_tensor, load_runtime,  # noqa: E402
+from common.artifact import (Artifact, as_tensor,  # noqa: E402
+                             capture_graph, launch_batch_us, load_runtime,
                              median_ms, profile)
 
 H, FFN, HEADS = 4096, 14336, 32
@@ -223,20 +223,14 @@ def main():
     if a.only:
         names = [n for n in names if n in a.only.split(",")]
     torch.cuda.init()
-    initialised = False
     ctx = stream = None
     rows = []
     for name in names:
         block, T, tp = pattern.match(name + ".so").groups()
         T, tp = int(T), int(tp)
         art = Artifact(os.path.join(a.dir, name + ".so"), runtime)
-        if not initialised:
-            argc = ctypes.c_int(0)
-            if art.lib.dtensor_artifact_init(ctypes.byref(argc), None) != 0:
-                sys.exit("gpu_rank: dtensor_artifact_init failed")
-            ctx = ctypes.c_void_p(runtime.dtensor_rt_context())
-            stream = torch.cuda.ExternalStream(runtime.dtensor_rt_cuda_stream(ctx))
-            initialised = True
+        if ctx is None:
+            ctx, stream = art.start_runtime("gpu_rank")
         with torch.cuda.stream(stream):
             torch.manual_seed(0)
             args = inputs(block, T, tp, torch.bfloat16)
@@ -274,31 +268,13 @@ def main():
             torch.cuda.synchronize()
             peak = runtime.dtensor_rt_cuda_peak_bytes(ctx, 1) / 2**20
             # CUDA graph of the whole program
-            runtime.dtensor_rt_graph_begin(ctx)
-            call()
-            graph = runtime.dtensor_rt_graph_end(ctx)
+            graph, graph_nodes, text = capture_graph(runtime, ctx, call)
             launch = lambda: runtime.dtensor_rt_graph_launch(ctx, graph)
-            text = ctypes.create_string_buffer(8192)
-            graph_nodes = runtime.dtensor_rt_graph_describe(
-                ctx, graph, text, len(text))
-            print(f"  {name}: graph: {text.value.decode(errors='replace')}",
-                  flush=True)
+            print(f"  {name}: graph: {text}", flush=True)
             median_ms(launch, 3)
-            # Host time per launch in the steady state of a loop (the GPU
-            # busy, the launch queue short): batches of 5 launches timed
-            # after an untimed one, the median batch. 50 in a row can fill
-            # the launch queue (the host then waits for the GPU); a launch
-            # on an idle stream pays a wake-up (36 against 6 us for the
-            # MLP's graph on the H100).
-            batches = []
-            for _ in range(10):
-                torch.cuda.synchronize()
-                launch()
-                t0 = time.perf_counter()
-                for _ in range(5):
-                    launch()
-                batches.append((time.perf_counter() - t0) / 5 * 1e6)
-            host_us = sorted(batches)[len(batches) // 2]
+            # Host time per launch: the median of 10 batches.
+            batches = sorted(launch_batch_us(launch) for _ in range(10))
+            host_us = batches[len(batches) // 2]
             torch.cuda.synchronize()
             gerr = errors(call.outputs())
             # PyTorch

@@ -19,12 +19,13 @@ import json
 import os
 import re
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common.artifact import (Artifact, capture_graph,  # noqa: E402
+                             launch_batch_us, load_runtime)
 
 
 def main():
@@ -58,18 +59,10 @@ def main():
         torch.cuda.synchronize()
         return g
 
-    def batch_us(replay):
-        torch.cuda.synchronize()
-        replay()
-        t0 = time.perf_counter()
-        for _ in range(5):
-            replay()
-        return (time.perf_counter() - t0) / 5 * 1e6
-
     def host_us(g):
         for _ in range(3):
             g.replay()
-        batches = [batch_us(g.replay) for _ in range(30)]
+        batches = [launch_batch_us(g.replay) for _ in range(30)]
         return sorted(batches)[len(batches) // 2]
 
     cases = [("9 kernels", "K" * 9),
@@ -81,9 +74,7 @@ def main():
     for name, pattern in cases:
         results[name] = host_us(build(pattern))
         print(f"{name:36s} {results[name]:6.2f} us per replay", flush=True)
-    programs = {}
-    if a.artifacts:
-        programs = compiled(a, batch_us)
+    programs = compiled(a) if a.artifacts else {}
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(),
@@ -91,9 +82,8 @@ def main():
                        "programs": programs}, f, indent=1)
 
 
-def compiled(a, batch_us):
+def compiled(a):
     """Host µs per launch of each case's graph, memsets kept and replaced."""
-    from common.artifact import Artifact, load_runtime
     import gpu_rank
     for k, v in {"DTENSOR_RANK": "0", "DTENSOR_WORLD_SIZE": "1",
                  "DTENSOR_LOCAL_RANK": "0"}.items():
@@ -105,11 +95,7 @@ def compiled(a, batch_us):
         block, T, tp = re.fullmatch(r"(\w+?)_T(\d+)_TP(\d+)", name).groups()
         art = Artifact(os.path.join(a.artifacts, name + ".so"), rt)
         if ctx is None:
-            argc = ctypes.c_int(0)
-            if art.lib.dtensor_artifact_init(ctypes.byref(argc), None) != 0:
-                sys.exit("graph_nodes: dtensor_artifact_init failed")
-            ctx = ctypes.c_void_p(rt.dtensor_rt_context())
-            stream = torch.cuda.ExternalStream(rt.dtensor_rt_cuda_stream(ctx))
+            ctx, stream = art.start_runtime("graph_nodes")
         with torch.cuda.stream(stream):
             args = gpu_rank.inputs(block, int(T), int(tp), torch.bfloat16)
             ref = gpu_rank.BLOCKS[block](*args)
@@ -121,19 +107,14 @@ def compiled(a, batch_us):
             graphs, nodes = {}, {}
             for mode in ("keep", "replace"):
                 os.environ["DTENSOR_RT_GRAPH_MEMSETS"] = mode
-                rt.dtensor_rt_graph_begin(ctx)
-                call()
-                graphs[mode] = rt.dtensor_rt_graph_end(ctx)
-                text = ctypes.create_string_buffer(8192)
-                rt.dtensor_rt_graph_describe(ctx, graphs[mode], text,
-                                             len(text))
-                nodes[mode] = text.value.decode().split(";")[0]
+                graphs[mode], _, text = capture_graph(rt, ctx, call)
+                nodes[mode] = text.split(";")[0]
             os.environ.pop("DTENSOR_RT_GRAPH_MEMSETS")
             times = {"keep": [], "replace": []}
             for _ in range(30):
                 for mode in ("keep", "replace"):
                     g = graphs[mode]
-                    times[mode].append(batch_us(
+                    times[mode].append(launch_batch_us(
                         lambda: rt.dtensor_rt_graph_launch(ctx, g)))
             torch.cuda.synchronize()
             row = {}
