@@ -153,8 +153,7 @@ FailureOr<CollectiveTraffic>
 mlir::dtensor::getCollectiveTraffic(CollectiveOpInterface op,
                                     SymbolTableCollection &symbolTable) {
   FlatSymbolRefAttr meshRef = op.getMeshAttr();
-  auto mesh = meshRef ? symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshRef)
-                      : MeshOp();
+  MeshOp mesh = lookupMesh(op, meshRef, /*diagnose=*/false, &symbolTable);
   if (!mesh) {
     InFlightDiagnostic diag = op.emitError("comm report: ");
     if (meshRef)
@@ -245,8 +244,8 @@ mlir::dtensor::computeFunctionCommReport(FunctionOpInterface func,
     }
     // The group as it sits on nodes (getCollectiveTraffic resolved the
     // mesh already).
-    auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op,
-                                                            op.getMeshAttr());
+    MeshOp mesh =
+        lookupMesh(op, op.getMeshAttr(), /*diagnose=*/false, &symbolTable);
     CollectiveGroup group =
         mesh ? meshGroup(hw, mesh.getShape(), op.getMeshAxes())
              : CollectiveGroup::contiguous(hw, traffic->groupSize);

@@ -9,7 +9,7 @@
 
 #include "dtensor/Analysis/CostEstimator.h"
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Analysis/CommAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -111,10 +111,8 @@ private:
     if (!collective)
       return 0;
     FlatSymbolRefAttr meshRef = collective.getMeshAttr();
-    auto mesh =
-        meshRef
-            ? symbolTable.lookupNearestSymbolFrom<MeshOp>(collective, meshRef)
-            : MeshOp();
+    MeshOp mesh =
+        lookupMesh(collective, meshRef, /*diagnose=*/false, &symbolTable);
     if (!mesh || !canAnalyse(collective, mesh))
       return 0;
     // A fused collective + matmul takes its ring pipeline's time, the

@@ -2,8 +2,10 @@
 
 #include "dtensor/Compiler/Artifact.h"
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Compiler/Session.h"
+#include "dtensor/Support/ArtifactManifest.h"
+#include "dtensor/Support/Errors.h"
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Support/EntryLayouts.h"
 #include "dtensor/Target/Target.h"
@@ -37,15 +39,11 @@ using namespace mlir::dtensor;
 static constexpr llvm::StringLiteral kManifestFunction =
     "dtensor_artifact_manifest";
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// Element types and shapes of an unsharded entry's tensors.
-static llvm::Expected<llvm::json::Object> describeSignature(func::FuncOp func) {
-  auto describe = [&](TypeRange types,
-                      llvm::StringRef what) -> llvm::Expected<llvm::json::Array> {
-    llvm::json::Array out;
+static llvm::Error describeSignature(func::FuncOp func,
+                                     ArtifactManifest &manifest) {
+  auto describe = [&](TypeRange types, llvm::StringRef what,
+                      std::vector<TensorSignature> &out) -> llvm::Error {
     for (auto [i, type] : llvm::enumerate(types)) {
       auto tensor = dyn_cast<RankedTensorType>(type);
       std::optional<ElementType> element =
@@ -54,20 +52,14 @@ static llvm::Expected<llvm::json::Object> describeSignature(func::FuncOp func) {
         return makeError(what + " #" + llvm::Twine(i) + " of @" +
                          func.getSymName() +
                          " is not a static tensor of a host element type");
-      out.push_back(llvm::json::Object{
-          {"type", getElementTypeName(*element)},
-          {"shape", llvm::json::Array(tensor.getShape())}});
+      out.push_back({*element, tensor.getShape().vec()});
     }
-    return out;
+    return llvm::Error::success();
   };
-  auto args = describe(func.getArgumentTypes(), "argument");
-  if (!args)
-    return args.takeError();
-  auto results = describe(func.getResultTypes(), "result");
-  if (!results)
-    return results.takeError();
-  return llvm::json::Object{{"args", std::move(*args)},
-                            {"results", std::move(*results)}};
+  if (llvm::Error error =
+          describe(func.getArgumentTypes(), "argument", manifest.args))
+    return error;
+  return describe(func.getResultTypes(), "result", manifest.results);
 }
 
 /// Adds `const char *dtensor_artifact_manifest(void)` returning `json`.
@@ -301,23 +293,18 @@ llvm::Error mlir::dtensor::compileArtifact(Session &session, ModuleOp module,
   std::string entryName = entry->getSymName().str();
 
   // Lower, recording what the entry takes and returns on the way.
-  llvm::json::Array integerBounds, undefinedResults;
+  ArtifactManifest manifest;
+  manifest.target = targetName;
+  manifest.entry = entryName;
+  manifest.unsharded = options.unsharded;
   for (unsigned i = 0, e = entry->getNumArguments(); i < e; ++i)
-    integerBounds.push_back(Session::getIntegerInputBound(*entry, i));
-  for (bool undefined : Session::getUndefinedResults(*entry))
-    undefinedResults.push_back(undefined);
-  llvm::json::Object manifest{{"target", targetName},
-                              {"entry", entryName},
-                              {"unsharded", options.unsharded},
-                              {"integer_bounds", std::move(integerBounds)},
-                              {"undefined_results", std::move(undefinedResults)}};
+    manifest.integerBounds.push_back(Session::getIntegerInputBound(*entry, i));
+  manifest.undefinedResults = Session::getUndefinedResults(*entry);
   std::vector<HostMesh> meshes;
   if (options.unsharded) {
     Session::stripPlacements(module);
-    llvm::Expected<llvm::json::Object> signature = describeSignature(*entry);
-    if (!signature)
-      return signature.takeError();
-    manifest["signature"] = std::move(*signature);
+    if (llvm::Error error = describeSignature(*entry, manifest))
+      return error;
     if (failed(session.lower(module, Stage::LLVM, options.pipeline)))
       return makeError("lowering the unsharded program failed");
   } else {
@@ -331,28 +318,21 @@ llvm::Error mlir::dtensor::compileArtifact(Session &session, ModuleOp module,
     if (failed(layouts))
       return makeError("the per-rank entry @" + entryName +
                        " does not say how its tensors are laid out");
-    llvm::Expected<llvm::json::Value> json =
-        llvm::json::parse(layouts->toJSON());
-    if (!json)
-      return json.takeError();
-    manifest["layouts"] = std::move(*json);
+    manifest.layouts = *layouts;
     meshes = layouts->meshes;
     if (failed(session.lower(module, Stage::LLVM, options.pipeline,
                              Stage::PerRank)))
       return makeError("lowering the sharded program failed");
   }
   // Only Executable::invoke reads the recorded signatures.
-  module->removeAttr("dtensor.signatures");
+  module->removeAttr(kSignaturesAttrName);
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, entryName);
   if (!llvmModule)
     return makeError("translating the lowered program to LLVM IR failed");
-  std::string manifestText;
-  llvm::raw_string_ostream(manifestText)
-      << llvm::json::Value(std::move(manifest));
-  addManifest(*llvmModule, manifestText);
+  addManifest(*llvmModule, manifest.toJSON());
   addInit(*llvmModule, meshes);
   if (llvm::Error error = addRun(*llvmModule, entryName))
     return error;

@@ -2,7 +2,10 @@
 
 #include "dtensor/Compiler/Pipelines.h"
 
-#include "dtensor/Transforms/Passes.h"
+#include "dtensor/Frontend/Passes.h"
+#include "dtensor/Overlap/Passes.h"
+#include "dtensor/Partitioning/Passes.h"
+#include "dtensor/Target/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -48,7 +51,7 @@ LogicalResult mlir::dtensor::buildPipeline(OpPassManager &pm, Stage from,
                 Twine(options.splitAllReduce));
 
   // Resource limits before any work proportional to the sizes (the input
-  // was verified when it was parsed; include/dtensor/Transforms/Screen.h).
+  // was verified when it was parsed; include/dtensor/Frontend/Screen.h).
   pm.addPass(createScreenInputPass({/*verify=*/false}));
   if (!options.target.empty() || !options.hardwareFile.empty() ||
       !options.costTable.empty())

@@ -6,8 +6,13 @@
 #include "dtensor/Target/CPU/CPUTarget.h"
 #endif
 
-#include "DTensor/DTensor.h"
-#include "dtensor/Transforms/Passes.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
+#include "dtensor/Analysis/Passes.h"
+#include "dtensor/Conversion/DTensorToRuntime/Passes.h"
+#include "dtensor/Frontend/Passes.h"
+#include "dtensor/Overlap/Passes.h"
+#include "dtensor/Partitioning/Passes.h"
+#include "dtensor/Target/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -66,7 +71,14 @@ void mlir::dtensor::registerTargets() {
 }
 
 void mlir::dtensor::registerPasses() {
-  registerDTensorPasses();
+  // One registration per pipeline stage (docs/design.md, "Stages"); each
+  // backend registers its own passes with registerTargets().
+  registerFrontendPasses();
+  registerPartitioningPasses();
+  registerOverlapPasses();
+  registerDTensorToRuntimePasses();
+  registerTargetPasses();
+  registerAnalysisPasses();
   registerTargets();
   registerPipelines();
   registerCanonicalizerPass();

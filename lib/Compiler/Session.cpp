@@ -2,12 +2,11 @@
 
 #include "dtensor/Compiler/Session.h"
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Compiler/Pipelines.h"
 #include "dtensor/Compiler/Registration.h"
 #include "dtensor/Sharding/Layout.h"
-#include "dtensor/Transforms/Passes.h"
-#include "dtensor/Transforms/Screen.h"
+#include "dtensor/Frontend/Screen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -31,7 +30,6 @@
 using namespace mlir;
 using namespace mlir::dtensor;
 
-static constexpr llvm::StringLiteral kSignaturesAttrName = "dtensor.signatures";
 
 struct Session::Impl {
   Impl() : context(makeRegistry()) { context.loadAllAvailableDialects(); }

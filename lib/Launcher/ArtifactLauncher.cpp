@@ -2,7 +2,9 @@
 
 #include "dtensor/Launcher/ArtifactLauncher.h"
 
+#include "dtensor/Support/ArtifactManifest.h"
 #include "dtensor/Support/EntryLayouts.h"
+#include "dtensor/Support/Errors.h"
 #include "dtensor/Support/HostLayout.h"
 #include "dtensor/Support/HostTensor.h"
 #include "dtensor/Support/MemRefCall.h"
@@ -29,16 +31,6 @@
 
 using namespace mlir::dtensor;
 namespace json = llvm::json;
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-static std::string joinPath(llvm::StringRef dir, const llvm::Twine &name) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name);
-  return std::string(path);
-}
 
 namespace {
 
@@ -112,86 +104,23 @@ llvm::Error lookup(const Artifact &artifact, const char *name, T &fn) {
   return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<std::pair<ElementType, std::vector<int64_t>>>>
-parseSignature(const json::Array *list, llvm::StringRef what) {
-  std::vector<std::pair<ElementType, std::vector<int64_t>>> out;
-  if (!list)
-    return makeError("the manifest's signature has no '" + what + "'");
-  for (const json::Value &value : *list) {
-    const json::Object *object = value.getAsObject();
-    std::optional<llvm::StringRef> typeName =
-        object ? object->getString("type") : std::nullopt;
-    std::optional<ElementType> type =
-        typeName ? parseElementTypeName(*typeName) : std::nullopt;
-    const json::Array *shape = object ? object->getArray("shape") : nullptr;
-    if (!type || !shape)
-      return makeError("the manifest's signature has a malformed " + what);
-    std::vector<int64_t> dims;
-    for (const json::Value &dim : *shape) {
-      std::optional<int64_t> size = dim.getAsInteger();
-      if (!size || *size < 0)
-        return makeError("the manifest's signature has a malformed shape");
-      dims.push_back(*size);
-    }
-    out.emplace_back(*type, std::move(dims));
-  }
-  return out;
-}
-
 /// Fills what `artifact`'s manifest `text` says.
 llvm::Error parseManifest(llvm::StringRef text, Artifact &artifact) {
-  const std::string &path = artifact.path;
-  llvm::Expected<json::Value> parsed = json::parse(text);
-  if (!parsed)
-    return makeError("'" + path + "': malformed manifest: " +
-                     llvm::toString(parsed.takeError()));
-  const json::Object *manifest = parsed->getAsObject();
+  llvm::Expected<ArtifactManifest> manifest = ArtifactManifest::fromJSON(text);
   if (!manifest)
-    return makeError("'" + path + "': the manifest is not a JSON object");
-  std::optional<llvm::StringRef> target = manifest->getString("target");
-  std::optional<llvm::StringRef> entry = manifest->getString("entry");
-  std::optional<bool> unsharded = manifest->getBoolean("unsharded");
-  if (!target || !entry || !unsharded)
-    return makeError("'" + path +
-                     "': the manifest lacks 'target', 'entry' or 'unsharded'");
-  artifact.target = target->str();
-  artifact.backend = target->split(':').first.str();
-  artifact.entry = entry->str();
-  artifact.unsharded = *unsharded;
-  if (artifact.unsharded) {
-    const json::Object *signature = manifest->getObject("signature");
-    if (!signature)
-      return makeError("'" + path + "': the manifest has no 'signature'");
-    auto args = parseSignature(signature->getArray("args"), "args");
-    if (!args)
-      return args.takeError();
-    auto results = parseSignature(signature->getArray("results"), "results");
-    if (!results)
-      return results.takeError();
-    artifact.args = std::move(*args);
-    artifact.results = std::move(*results);
-  } else {
-    const json::Value *layouts = manifest->get("layouts");
-    if (!layouts)
-      return makeError("'" + path + "': the manifest has no 'layouts'");
-    std::string text;
-    llvm::raw_string_ostream(text) << *layouts;
-    llvm::Expected<EntryLayouts> parsedLayouts = EntryLayouts::fromJSON(text);
-    if (!parsedLayouts)
-      return makeError("'" + path +
-                       "': " + llvm::toString(parsedLayouts.takeError()));
-    artifact.layouts = std::move(*parsedLayouts);
-    for (const HostTensorSpec &spec : artifact.layouts.args)
-      artifact.args.emplace_back(spec.type, spec.shape);
-    for (const HostTensorSpec &spec : artifact.layouts.results)
-      artifact.results.emplace_back(spec.type, spec.shape);
-  }
-  if (const json::Array *bounds = manifest->getArray("integer_bounds"))
-    for (const json::Value &bound : *bounds)
-      artifact.integerBounds.push_back(bound.getAsInteger().value_or(16));
-  if (const json::Array *undefined = manifest->getArray("undefined_results"))
-    for (const json::Value &flag : *undefined)
-      artifact.undefinedResults.push_back(flag.getAsBoolean().value_or(false));
+    return makeError("'" + artifact.path +
+                     "': " + llvm::toString(manifest.takeError()));
+  artifact.target = manifest->target;
+  artifact.backend = manifest->getBackend().str();
+  artifact.entry = manifest->entry;
+  artifact.unsharded = manifest->unsharded;
+  artifact.layouts = std::move(manifest->layouts);
+  for (const TensorSignature &tensor : manifest->args)
+    artifact.args.emplace_back(tensor.type, tensor.shape);
+  for (const TensorSignature &tensor : manifest->results)
+    artifact.results.emplace_back(tensor.type, tensor.shape);
+  artifact.integerBounds = std::move(manifest->integerBounds);
+  artifact.undefinedResults = std::move(manifest->undefinedResults);
   return llvm::Error::success();
 }
 

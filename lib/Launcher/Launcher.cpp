@@ -2,9 +2,10 @@
 
 #include "dtensor/Launcher/Launcher.h"
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Compiler/Artifact.h"
 #include "dtensor/Compiler/Session.h"
+#include "dtensor/Support/Errors.h"
 #include "dtensor/Runtime/Runtime.h"
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Support/EntryLayouts.h"
@@ -37,16 +38,6 @@
 using namespace mlir;
 using namespace mlir::dtensor;
 namespace json = llvm::json;
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-static std::string joinPath(llvm::StringRef dir, const llvm::Twine &name) {
-  SmallString<256> p(dir);
-  llvm::sys::path::append(p, name);
-  return std::string(p);
-}
 
 static llvm::Error writeFile(llvm::StringRef path, llvm::StringRef text) {
   std::error_code ec;

@@ -935,108 +935,29 @@ void dtensor_rt_wait(DTENSOR_RT_CTX_PARAM int64_t handle) {
   finish(p);
 }
 
-#define DTENSOR_RT_DEFINE_COLLECTIVES(SUFFIX, TYPE)                            \
-  void dtensor_rt_all_reduce_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t reduce) {                                      \
+// The element type of each ABI suffix, for the definitions below.
+#define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
+  [[maybe_unused]] constexpr ElemType kElemType_##NAME = ElemType::ENUM;
+#include "dtensor/Runtime/ElementTypes.def"
+
+// Each collective of Collectives.def, synchronous and started, per element
+// type: checks the context and forwards to its implementation above.
+#define DTENSOR_RT_DEFINE_COLLECTIVE(T, ENUM, NAME, IMPL, PARAMS, ARGS)        \
+  void dtensor_rt_##NAME##_##T(DTENSOR_RT_CTX_PARAM int64_t inRank, void *in,  \
+                               int64_t outRank, void *out,                     \
+                               DTENSOR_RT_UNPAREN PARAMS) {                    \
     DTENSOR_RT_CHECK_CTX();                                                    \
-    allReduce(TYPE, false, inRank, in, outRank, out, mesh, axesMask,           \
-        reduce);                                                               \
+    IMPL(kElemType_##T, false, inRank, in, outRank, out,                         \
+         DTENSOR_RT_UNPAREN ARGS);                                             \
   }                                                                            \
-  void dtensor_rt_all_gather_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t gatherDim) {                                   \
+  int64_t dtensor_rt_start_##NAME##_##T(DTENSOR_RT_CTX_PARAM int64_t inRank,   \
+                                        void *in, int64_t outRank, void *out,  \
+                                        DTENSOR_RT_UNPAREN PARAMS) {           \
     DTENSOR_RT_CHECK_CTX();                                                    \
-    allGather(TYPE, false, inRank, in, outRank, out, mesh, axesMask,           \
-        gatherDim);                                                            \
-  }                                                                            \
-  void dtensor_rt_reduce_scatter_##SUFFIX(DTENSOR_RT_CTX_PARAM                 \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t scatterDim, int64_t reduce) {                  \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    reduceScatter(TYPE, false, inRank, in, outRank, out, mesh, axesMask,       \
-        scatterDim, reduce);                                                   \
-  }                                                                            \
-  void dtensor_rt_all_to_all_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t splitDim, int64_t concatDim) {                 \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    allToAll(TYPE, false, inRank, in, outRank, out, mesh, axesMask,            \
-        splitDim, concatDim);                                                  \
-  }                                                                            \
-  void dtensor_rt_all_to_all_v_##SUFFIX(DTENSOR_RT_CTX_PARAM                   \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t sendRank,  \
-      void *sendSizes, int64_t recvRank, void *recvSizes, int64_t mesh,        \
-      int64_t axesMask) {                                                      \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    allToAllV(TYPE, false, inRank, in, outRank, out, sendRank, sendSizes,      \
-        recvRank, recvSizes, mesh, axesMask);                                  \
-  }                                                                            \
-  void dtensor_rt_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM                        \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t permRank, void *perm) {                        \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    permute(TYPE, false, inRank, in, outRank, out, mesh, axesMask,             \
-        permRank, perm);                                                       \
-  }                                                                            \
-  void dtensor_rt_broadcast_##SUFFIX(DTENSOR_RT_CTX_PARAM                      \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t root) {                                        \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    broadcast(TYPE, false, inRank, in, outRank, out, mesh, axesMask,           \
-        root);                                                                 \
-  }                                                                            \
-  int64_t dtensor_rt_start_all_reduce_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t reduce) {                                      \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    return allReduce(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
-        reduce);                                                               \
-  }                                                                            \
-  int64_t dtensor_rt_start_all_gather_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t gatherDim) {                                   \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    return allGather(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
-        gatherDim);                                                            \
-  }                                                                            \
-  int64_t dtensor_rt_start_reduce_scatter_##SUFFIX(DTENSOR_RT_CTX_PARAM        \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t scatterDim, int64_t reduce) {                  \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    return reduceScatter(TYPE, true, inRank, in, outRank, out, mesh, axesMask, \
-        scatterDim, reduce);                                                   \
-  }                                                                            \
-  int64_t dtensor_rt_start_all_to_all_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t splitDim, int64_t concatDim) {                 \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    return allToAll(TYPE, true, inRank, in, outRank, out, mesh, axesMask,      \
-        splitDim, concatDim);                                                  \
-  }                                                                            \
-  int64_t dtensor_rt_start_all_to_all_v_##SUFFIX(DTENSOR_RT_CTX_PARAM          \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t sendRank,  \
-      void *sendSizes, int64_t recvRank, void *recvSizes, int64_t mesh,        \
-      int64_t axesMask) {                                                      \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    return allToAllV(TYPE, true, inRank, in, outRank, out, sendRank,           \
-        sendSizes, recvRank, recvSizes, mesh, axesMask);                       \
-  }                                                                            \
-  int64_t dtensor_rt_start_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM               \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t permRank, void *perm) {                        \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    return permute(TYPE, true, inRank, in, outRank, out, mesh, axesMask,       \
-        permRank, perm);                                                       \
-  }                                                                            \
-  int64_t dtensor_rt_start_broadcast_##SUFFIX(DTENSOR_RT_CTX_PARAM             \
-      int64_t inRank, void *in, int64_t outRank, void *out, int64_t mesh,      \
-      int64_t axesMask, int64_t root) {                                        \
-    DTENSOR_RT_CHECK_CTX();                                                    \
-    return broadcast(TYPE, true, inRank, in, outRank, out, mesh, axesMask,     \
-        root);                                                                 \
+    return IMPL(kElemType_##T, true, inRank, in, outRank, out,                   \
+                DTENSOR_RT_UNPAREN ARGS);                                      \
   }
 
 #define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
-  DTENSOR_RT_DEFINE_COLLECTIVES(NAME, ElemType::ENUM)
+  DTENSOR_RT_COLLECTIVES(DTENSOR_RT_DEFINE_COLLECTIVE, NAME)
 #include "dtensor/Runtime/ElementTypes.def"

@@ -1,7 +1,7 @@
 //===- CommAnalysisTest.cpp - the static comm report through the C++ API --===//
 
 #include "dtensor/Analysis/CommAnalysis.h"
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Compiler/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

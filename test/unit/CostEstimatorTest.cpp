@@ -1,7 +1,7 @@
 //===- CostEstimatorTest.cpp - modelled op times through the C++ API ------===//
 
 #include "dtensor/Analysis/CostEstimator.h"
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Compiler/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,6 +1,6 @@
 //===- DialectTest.cpp - building dtensor IR through the C++ API ----------===//
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Compiler/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,7 +1,7 @@
 //===- TimelineTest.cpp - the schedule simulation through the C++ API -----===//
 
 #include "dtensor/Analysis/Timeline.h"
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Compiler/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -21,7 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Compiler/Registration.h"
-#include "dtensor/Transforms/Screen.h"
+#include "dtensor/Frontend/Screen.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

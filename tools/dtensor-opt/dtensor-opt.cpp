@@ -7,13 +7,14 @@
 //
 // The input is parsed without verification and screened first
 // (dtensor-screen-input, which then verifies): some input makes upstream
-// verifiers crash (include/dtensor/Transforms/Screen.h), so it must be
+// verifiers crash (include/dtensor/Frontend/Screen.h), so it must be
 // rejected before any of them runs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dtensor/Compiler/Registration.h"
-#include "dtensor/Transforms/Passes.h"
+#include "dtensor/Frontend/Passes.h"
+#include "dtensor/Target/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"

@@ -12,7 +12,7 @@
 #ifndef DTENSOR_ANALYSIS_COMMANALYSIS_H
 #define DTENSOR_ANALYSIS_COMMANALYSIS_H
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Analysis/CostModel.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -74,11 +74,6 @@ struct CommCounts {
   /// All kinds together.
   CollectiveStats total;
 };
-
-/// The function attribute dtensor-autodiff writes on a joint forward +
-/// backward function: its first N results are the forward's.
-constexpr llvm::StringLiteral kForwardResultsAttrName =
-    "dtensor.forward_results";
 
 /// The collectives of one function.
 struct FunctionCommReport {

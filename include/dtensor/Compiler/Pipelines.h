@@ -10,7 +10,7 @@
 #ifndef DTENSOR_COMPILER_PIPELINES_H
 #define DTENSOR_COMPILER_PIPELINES_H
 
-#include "dtensor/Transforms/Overlap.h"
+#include "dtensor/Overlap/Overlap.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"

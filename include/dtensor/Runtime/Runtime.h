@@ -31,14 +31,11 @@
 
 #include <stdint.h>
 
+#include "dtensor/Runtime/RuntimeABI.def"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Every collective and dtensor_rt_wait take the process's execution context
- * (dtensor_rt_context()) first: nothing on CPU ranks, the device and the
- * rank's compute stream on a GPU. */
-#define DTENSOR_RT_CTX_PARAM void *ctx,
 
 /* Host side. */
 
@@ -47,10 +44,6 @@ extern "C" {
  * success, non-zero with a message on stderr (unknown or unavailable
  * backend, no device, failed bootstrap). */
 int dtensor_rt_init(const char *backend, int *argc, char ***argv);
-/* The process's execution context, passed first to every collective and to
- * dtensor_rt_wait (opaque; for the CUDA backend: device, CUcontext and the
- * rank's compute stream). Null before init. */
-void *dtensor_rt_context(void);
 /* Finalizes the backend. */
 void dtensor_rt_finalize(void);
 int64_t dtensor_rt_world_rank(void);
@@ -81,85 +74,26 @@ void dtensor_rt_synchronize(void);
 
 /* Compiled code. */
 
-/* The calling process's index in the group (mesh, axesMask). */
-int64_t dtensor_rt_coord(int64_t mesh, int64_t axesMask);
+/* The functions compiled code calls (RuntimeABI.def): dtensor_rt_context,
+ * dtensor_rt_coord, dtensor_rt_total_size, dtensor_rt_wait. */
+#define DTENSOR_RT_DECLARE_FUNCTION(ENUM, NAME, RESULT, PARAMS)                \
+  RESULT dtensor_rt_##NAME PARAMS;
+DTENSOR_RT_FUNCTIONS(DTENSOR_RT_DECLARE_FUNCTION)
 
-#define DTENSOR_RT_DECLARE_COLLECTIVES(SUFFIX)                                 \
-  void dtensor_rt_all_reduce_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t reduce);                                                         \
-  void dtensor_rt_all_gather_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t gatherDim);                                                      \
-  void dtensor_rt_reduce_scatter_##SUFFIX(DTENSOR_RT_CTX_PARAM                 \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t scatterDim, int64_t reduce);                                     \
-  void dtensor_rt_all_to_all_##SUFFIX(DTENSOR_RT_CTX_PARAM                     \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t splitDim, int64_t concatDim);                                    \
-  /* sendSizes, recvSizes: rank-1 i64 memrefs of group-size entries, in    \
-   * slices along dim 0 (all_to_all_v: block j of sendSizes[j] slices goes   \
-   * to index j; the output is the recvSizes[j]-slice blocks in order). */   \
-  void dtensor_rt_all_to_all_v_##SUFFIX(DTENSOR_RT_CTX_PARAM                   \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t sendRank, void *sendSizes,           \
-      int64_t recvRank, void *recvSizes, int64_t mesh, int64_t axesMask);      \
-  /* perm: rank-1 i64 memref; group index i sends to perm[i]. */               \
-  void dtensor_rt_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM                        \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t permRank, void *perm);                                           \
-  void dtensor_rt_broadcast_##SUFFIX(DTENSOR_RT_CTX_PARAM                      \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t root);                                                           \
-  /* Asynchronous forms: same arguments, return a handle for                   \
-   * dtensor_rt_wait. The input must stay unchanged until the wait. */         \
-  int64_t dtensor_rt_start_all_reduce_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t reduce);                                                         \
-  int64_t dtensor_rt_start_all_gather_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t gatherDim);                                                      \
-  int64_t dtensor_rt_start_reduce_scatter_##SUFFIX(DTENSOR_RT_CTX_PARAM        \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t scatterDim, int64_t reduce);                                     \
-  int64_t dtensor_rt_start_all_to_all_##SUFFIX(DTENSOR_RT_CTX_PARAM            \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t splitDim, int64_t concatDim);                                    \
-  int64_t dtensor_rt_start_all_to_all_v_##SUFFIX(DTENSOR_RT_CTX_PARAM          \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t sendRank, void *sendSizes,           \
-      int64_t recvRank, void *recvSizes, int64_t mesh, int64_t axesMask);      \
-  int64_t dtensor_rt_start_permute_##SUFFIX(DTENSOR_RT_CTX_PARAM               \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t permRank, void *perm);                                           \
-  int64_t dtensor_rt_start_broadcast_##SUFFIX(DTENSOR_RT_CTX_PARAM             \
-      int64_t inRank, void *in,                                                \
-      int64_t outRank, void *out, int64_t mesh, int64_t axesMask,              \
-      int64_t root);
-
+/* The collectives, per element type, from their one description
+ * (RuntimeABI.def): dtensor_rt_<name>_<T> and dtensor_rt_start_<name>_<T>,
+ * which returns a handle for dtensor_rt_wait; the input must stay unchanged
+ * until the wait. */
+#define DTENSOR_RT_DECLARE_COLLECTIVE(T, ENUM, NAME, IMPL, PARAMS, ARGS)       \
+  void dtensor_rt_##NAME##_##T(DTENSOR_RT_CTX_PARAM int64_t inRank, void *in,  \
+                               int64_t outRank, void *out,                     \
+                               DTENSOR_RT_UNPAREN PARAMS);                     \
+  int64_t dtensor_rt_start_##NAME##_##T(DTENSOR_RT_CTX_PARAM int64_t inRank,   \
+                                        void *in, int64_t outRank, void *out,  \
+                                        DTENSOR_RT_UNPAREN PARAMS);
 #define DTENSOR_ELEMENT_TYPE(NAME, ENUM, BYTES)                                \
-  DTENSOR_RT_DECLARE_COLLECTIVES(NAME)
+  DTENSOR_RT_COLLECTIVES(DTENSOR_RT_DECLARE_COLLECTIVE, NAME)
 #include "dtensor/Runtime/ElementTypes.def"
-
-/* The sum of the entries of a rank-1 i64 memref (`sizes`, in the memory
- * compiled code works on): the output size along dim 0 of an all_to_all_v
- * whose recvSizes it is. Negative entries abort the job. */
-int64_t dtensor_rt_total_size(DTENSOR_RT_CTX_PARAM int64_t rank, void *sizes);
-
-/* Completes the asynchronous collective `handle`; its output is valid after
- * this returns. Each handle is waited exactly once. */
-void dtensor_rt_wait(DTENSOR_RT_CTX_PARAM int64_t handle);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
 #ifndef DTENSOR_SHARDING_LAYOUT_H
 #define DTENSOR_SHARDING_LAYOUT_H
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Support/EntryLayouts.h"
 #include "dtensor/Support/HostLayout.h"
 
@@ -56,18 +56,6 @@ RankedTensorType getLocalType(RankedTensorType globalType, LayoutAttr layout,
 
 /// Bytes of one element of `type`'s element type (at least 1).
 int64_t getElementBytes(Type elementType);
-
-/// The attribute names propagation writes and partitioning reads.
-constexpr llvm::StringLiteral kLayoutAttrName = "dtensor.layout";
-constexpr llvm::StringLiteral kLayoutsAttrName = "dtensor.layouts";
-constexpr llvm::StringLiteral kGlobalTypeAttrName = "dtensor.global_type";
-/// Marks a function argument as a model parameter (a string naming it);
-/// propagation prefers strategies that leave parameters in place.
-constexpr llvm::StringLiteral kParamAttrName = "dtensor.param";
-/// Marks a dtensor.annotate as a module boundary (written by
-/// dtensor-apply-tp-plan): its layout is materialized even where the next
-/// redistribution could skip it.
-constexpr llvm::StringLiteral kBoundaryAttrName = "dtensor.boundary";
 
 /// The layouts recorded on `op`'s results by propagation (empty if none).
 SmallVector<LayoutAttr> getResultLayouts(Operation *op);

@@ -18,7 +18,7 @@
 #ifndef DTENSOR_SHARDING_REDISTRIBUTE_H
 #define DTENSOR_SHARDING_REDISTRIBUTE_H
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Analysis/CostModel.h"
 
 #include <string>

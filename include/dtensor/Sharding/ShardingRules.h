@@ -13,7 +13,7 @@
 #ifndef DTENSOR_SHARDING_SHARDINGRULES_H
 #define DTENSOR_SHARDING_SHARDINGRULES_H
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 
 #include <string>
 

@@ -12,7 +12,7 @@
 #ifndef DTENSOR_TARGET_TARGET_H
 #define DTENSOR_TARGET_TARGET_H
 
-#include "DTensor/DTensor.h"
+#include "dtensor/Dialect/DTensor/DTensor.h"
 #include "dtensor/Analysis/CostEstimator.h"
 #include "dtensor/Analysis/CostModel.h"
 

@@ -3,7 +3,8 @@
 #include "dtensor/Target/CPU/CPUTarget.h"
 
 #include "dtensor/Target/Target.h"
-#include "dtensor/Transforms/Passes.h"
+#include "dtensor/Conversion/DTensorToRuntime/Passes.h"
+#include "dtensor/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -41,6 +42,12 @@ void mlir::dtensor::buildCPULoweringPipeline(OpPassManager &pm) {
   emulate.sourceTypeStrs = {"bf16", "f16"};
   emulate.targetTypeStr = "f32";
   perFunction.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  // The remaining bf16 <-> f32 conversions as integer ops: a libcall
+  // (__truncsfbf2) would leave artifacts needing a libgcc that has it
+  // (GCC >= 13), and the rounding is the same (to nearest even).
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  perFunction.addPass(arith::createArithExpandOpsPass(expand));
   perFunction.addPass(createLowerAffinePass());
   // Rollback support costs memory and time; the output is the same.
   perFunction.addPass(
@@ -79,6 +86,7 @@ void mlir::dtensor::registerCPUTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
     registerTargetBackend(std::make_unique<CPUTargetBackend>());
+    registerDTensorCPUPasses();
     PassPipelineRegistration<>(
         "dtensor-cpu-lowering",
         "per-rank program -> LLVM dialect for CPU ranks over the MPI runtime",

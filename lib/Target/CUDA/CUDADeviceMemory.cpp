@@ -9,7 +9,9 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
-#include "dtensor/Transforms/Buffers.h"
+#include "dtensor/Conversion/DTensorToRuntime/Buffers.h"
+#include "dtensor/Conversion/DTensorToRuntime/RuntimeCalls.h"
+#include "RuntimeCalls.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -33,9 +35,9 @@ static bool isHostRead(OpOperand &use) {
   if (isa<memref::CastOp>(user))
     return llvm::all_of(user->getResult(0).getUses(),
                         [](OpOperand &u) { return isHostRead(u); });
-  auto call = dyn_cast<func::CallOp>(user);
-  return call && call.getCallee().contains("permute") &&
-         use.getOperandNumber() == call.getNumOperands() - 1;
+  std::optional<RuntimeCall> call = classifyRuntimeCall(user);
+  return call && call->is(RuntimeCollective::Permute) &&
+         use.getOperandNumber() == user->getNumOperands() - 1;
 }
 
 /// Every value that is `root` or a view or cast of it.
@@ -77,16 +79,19 @@ static Operation *lastUse(Operation *alloc) {
           isa<memref::StoreOp, LLVM::StoreOp>(user))
         return nullptr;
       if (auto call = dyn_cast<func::CallOp>(user)) {
-        StringRef callee = call.getCallee();
-        if (!callee.starts_with("dtensor_rt_"))
+        std::optional<RuntimeCall> runtimeCall = classifyRuntimeCall(call);
+        if (!runtimeCall && !cuda::isRuntimeCall(call))
           return nullptr;
-        if (callee.starts_with("dtensor_rt_start_")) {
+        if (runtimeCall && runtimeCall->async) {
           // A handle carried on by a loop (a future waited in the next
           // iteration) or passed to a call is waited out of sight: keep
           // the buffer.
-          for (Operation *wait : call.getResult(0).getUsers())
-            if (!isRuntimeWait(wait) || !extend(wait))
+          for (Operation *wait : runtimeCall->getHandle().getUsers()) {
+            std::optional<RuntimeCall> waitCall = classifyRuntimeCall(wait);
+            if (!waitCall || !waitCall->is(RuntimeFunction::Wait) ||
+                !extend(wait))
               return nullptr;
+          }
         }
       }
       if (!extend(user))

@@ -314,8 +314,8 @@ struct CUDAFuseAttentionPass
     Type element = outType.getElementType();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto unranked = UnrankedMemRefType::get(element, 0);
-    std::string name = std::string("dtensor_rt_attention_") +
-                       (element.isBF16() ? "bf16" : "f16");
+    std::string name = cuda::getRuntimeSymbol(cuda::RuntimeEntry::Attention,
+                                              element.isBF16() ? "bf16" : "f16");
     func::FuncOp attention = cuda::declareRuntimeFunction(
         module, name,
         {ptr, unranked, unranked, unranked, unranked, builder.getF32Type(),

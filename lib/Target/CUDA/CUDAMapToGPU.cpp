@@ -14,7 +14,8 @@
 
 #include "dtensor/Target/CUDA/Passes.h"
 
-#include "dtensor/Transforms/Buffers.h"
+#include "dtensor/Conversion/DTensorToRuntime/Buffers.h"
+#include "dtensor/Dialect/DTensor/DTensorAttrNames.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -377,9 +378,6 @@ constexpr int64_t kMaxResidentChunks = 16;
 /// loading, then reducing, then writing; small blocks let several run and
 /// overlap one's loads with another's stores.
 constexpr int64_t kResidentBlockSize = 64;
-/// The attribute on a parallel loop that asks for a smaller block size
-/// than the pass option's.
-constexpr llvm::StringLiteral kBlockSizeAttr = "dtensor.block_size";
 
 /// The value `kind` starts a reduction from, if `combiner` is an arith op
 /// this lowering knows the identity of.
@@ -690,7 +688,7 @@ static void warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
   SmallVector<SmallVector<Value>> kept;
   Value partial;
   if (resident) {
-    loop->setAttr(kBlockSizeAttr,
+    loop->setAttr(kBlockSizeAttrName,
                   rewriter.getI64IntegerAttr(kResidentBlockSize));
     partial = identity;
     kept.resize(reduced / stride);
@@ -935,9 +933,9 @@ struct CUDAMapToGPUPass
         return signalPassFailure();
       }
       int64_t size = blockSize;
-      if (auto asked = loop->getAttrOfType<IntegerAttr>(kBlockSizeAttr)) {
+      if (auto asked = loop->getAttrOfType<IntegerAttr>(kBlockSizeAttrName)) {
         size = std::min<int64_t>(size, asked.getInt());
-        loop->removeAttr(kBlockSizeAttr);
+        loop->removeAttr(kBlockSizeAttrName);
       }
       auto [blocks, threads] =
           scf::tileParallelLoop(loop, {size}, /*noMinMaxBounds=*/true);

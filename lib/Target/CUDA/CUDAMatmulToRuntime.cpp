@@ -11,7 +11,7 @@
 
 #include "RuntimeCalls.h"
 #include "dtensor/Runtime/CUDARuntime.h"
-#include "dtensor/Transforms/Buffers.h"
+#include "dtensor/Conversion/DTensorToRuntime/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -597,12 +597,13 @@ struct CUDAMatmulToRuntimePass
     args.push_back(unranked(viewC));
     if (flag)
       args.push_back(flag);
-    StringRef entry = viewR           ? "dtensor_rt_matmul_add_"
-                      : biasBroadcast ? "dtensor_rt_matmul_bias_"
-                      : act           ? "dtensor_rt_matmul_act_"
-                                      : "dtensor_rt_matmul_";
+    cuda::RuntimeEntry entry = viewR           ? cuda::RuntimeEntry::MatmulAdd
+                               : biasBroadcast ? cuda::RuntimeEntry::MatmulBias
+                               : act           ? cuda::RuntimeEntry::MatmulAct
+                                               : cuda::RuntimeEntry::Matmul;
     func::FuncOp callee = cuda::declareRuntimeFunction(
-        func->getParentOfType<ModuleOp>(), (entry + *suffix).str(),
+        func->getParentOfType<ModuleOp>(),
+        cuda::getRuntimeSymbol(entry, *suffix),
         TypeRange(ValueRange(args)), {});
     func::CallOp::create(builder, loc, callee, args);
     if (permutedC) {

@@ -17,7 +17,7 @@
 #include "dtensor/Target/Target.h"
 
 #include "dtensor/Target/CUDA/Passes.h"
-#include "dtensor/Transforms/Passes.h"
+#include "dtensor/Conversion/DTensorToRuntime/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"

@@ -48,21 +48,21 @@ func.func @buffers(%arg: memref<4xf32>, %n: index) -> memref<4xf32> {
 // CHECK:         %[[H:.*]] = call @dtensor_rt_start_all_reduce_f32(
 // CHECK:         %[[OTHER:.*]] = gpu.alloc () : memref<8xf32>
 // CHECK-NEXT:    gpu.dealloc %[[OTHER]] : memref<8xf32>
-// CHECK-NEXT:    call @dtensor_rt_wait(%[[H]])
+// CHECK-NEXT:    call @dtensor_rt_wait(%{{.*}}, %[[H]])
 // CHECK-NEXT:    gpu.dealloc %[[IN]] : memref<8xf32>
 // CHECK-NOT:     memref.dealloc
-func.func private @dtensor_rt_start_all_reduce_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
-func.func private @dtensor_rt_wait(i64)
-func.func @async_input(%x: memref<8xf32>, %out: memref<8xf32>) {
+func.func private @dtensor_rt_start_all_reduce_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+func.func private @dtensor_rt_wait(!llvm.ptr, i64)
+func.func @async_input(%ctx: !llvm.ptr, %x: memref<8xf32>, %out: memref<8xf32>) {
   %in = memref.alloc() : memref<8xf32>
   memref.copy %x, %in : memref<8xf32> to memref<8xf32>
   %u = memref.cast %in : memref<8xf32> to memref<*xf32>
   %o = memref.cast %out : memref<8xf32> to memref<*xf32>
   %c0 = arith.constant 0 : i64
-  %h = call @dtensor_rt_start_all_reduce_f32(%u, %o, %c0, %c0, %c0) : (memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+  %h = call @dtensor_rt_start_all_reduce_f32(%ctx, %u, %o, %c0, %c0, %c0) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
   %other = memref.alloc() : memref<8xf32>
   memref.dealloc %other : memref<8xf32>
-  call @dtensor_rt_wait(%h) : (i64) -> ()
+  call @dtensor_rt_wait(%ctx, %h) : (!llvm.ptr, i64) -> ()
   return
 }
 
@@ -73,12 +73,12 @@ func.func @async_input(%x: memref<8xf32>, %out: memref<8xf32>) {
 // CHECK-LABEL: func.func @perm_constant(
 // CHECK:         memref.get_global @perm
 memref.global "private" constant @perm : memref<2xi64> = dense<[1, 0]>
-func.func private @dtensor_rt_permute_f32(memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>)
-func.func @perm_constant(%x: memref<*xf32>, %y: memref<*xf32>) {
+func.func private @dtensor_rt_permute_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>)
+func.func @perm_constant(%ctx: !llvm.ptr, %x: memref<*xf32>, %y: memref<*xf32>) {
   %p = memref.get_global @perm : memref<2xi64>
   %u = memref.cast %p : memref<2xi64> to memref<*xi64>
   %c0 = arith.constant 0 : i64
-  call @dtensor_rt_permute_f32(%x, %y, %c0, %c0, %u) : (memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+  call @dtensor_rt_permute_f32(%ctx, %x, %y, %c0, %c0, %u) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xi64>) -> ()
   return
 }
 
@@ -95,15 +95,15 @@ func.func @perm_constant(%x: memref<*xf32>, %y: memref<*xf32>) {
 // CHECK:         linalg.copy ins(%[[DEV]] : memref<4xf32>) outs(%{{.*}} : memref<4xf32>)
 // CHECK:         gpu.dealloc  %[[DEV]] : memref<4xf32>
 // CHECK:         %[[U:.*]] = memref.cast %[[HOST]]
-// CHECK:         call @dtensor_rt_permute_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[U]])
+// CHECK:         call @dtensor_rt_permute_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[U]])
 memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
-func.func private @dtensor_rt_permute_f32(memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf32>)
-func.func @constant_in_kernel(%x: memref<*xf32>, %y: memref<4xf32>) {
+func.func private @dtensor_rt_permute_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf32>)
+func.func @constant_in_kernel(%ctx: !llvm.ptr, %x: memref<*xf32>, %y: memref<4xf32>) {
   %t = memref.get_global @table : memref<4xf32>
   linalg.copy ins(%t : memref<4xf32>) outs(%y : memref<4xf32>)
   %u = memref.cast %t : memref<4xf32> to memref<*xf32>
   %c0 = arith.constant 0 : i64
-  call @dtensor_rt_permute_f32(%x, %x, %c0, %c0, %u) : (memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf32>) -> ()
+  call @dtensor_rt_permute_f32(%ctx, %x, %x, %c0, %c0, %u) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf32>) -> ()
   return
 }
 
@@ -139,20 +139,20 @@ func.func @transposed_view_alive(%x: memref<2x4x8xf32>, %b: memref<*xf32>, %c: m
 // CHECK:           call @dtensor_rt_start_all_reduce_f32(
 // CHECK-NOT:       gpu.dealloc
 // CHECK:           scf.yield
-func.func private @dtensor_rt_start_all_reduce_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
-func.func private @dtensor_rt_wait(i64)
-func.func @carried_handle(%x: memref<8xf32>, %h0: i64, %n: index) -> i64 {
+func.func private @dtensor_rt_start_all_reduce_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+func.func private @dtensor_rt_wait(!llvm.ptr, i64)
+func.func @carried_handle(%ctx: !llvm.ptr, %x: memref<8xf32>, %h0: i64, %n: index) -> i64 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %z = arith.constant 0 : i64
   %r = scf.for %i = %c0 to %n step %c1 iter_args(%h = %h0) -> i64 {
-    func.call @dtensor_rt_wait(%h) : (i64) -> ()
+    func.call @dtensor_rt_wait(%ctx, %h) : (!llvm.ptr, i64) -> ()
     %in = memref.alloc() : memref<8xf32>
     memref.copy %x, %in : memref<8xf32> to memref<8xf32>
     %out = memref.alloc() : memref<8xf32>
     %u = memref.cast %in : memref<8xf32> to memref<*xf32>
     %o = memref.cast %out : memref<8xf32> to memref<*xf32>
-    %h2 = func.call @dtensor_rt_start_all_reduce_f32(%u, %o, %z, %z, %z) : (memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
+    %h2 = func.call @dtensor_rt_start_all_reduce_f32(%ctx, %u, %o, %z, %z, %z) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, i64, i64, i64) -> i64
     scf.yield %h2 : i64
   }
   return %r : i64

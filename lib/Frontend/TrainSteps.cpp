@@ -1,0 +1,412 @@
+//===- TrainSteps.cpp - K SGD training steps of a joint function -----------===//
+//
+// The `dtensor-train-steps` pass: from a joint forward + backward function of
+// dtensor-autodiff, a training function that runs K steps of forward,
+// backward and SGD update in straight-line global-view code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtensor/Analysis/CommAnalysis.h"
+#include "dtensor/Sharding/Layout.h"
+#include "dtensor/Frontend/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <cmath>
+
+namespace mlir::dtensor {
+#define GEN_PASS_DEF_TRAINSTEPSPASS
+#include "dtensor/Frontend/Passes.h.inc"
+} // namespace mlir::dtensor
+
+using namespace mlir;
+using namespace mlir::dtensor;
+
+/// `w - lr * g`, elementwise.
+static Value createUpdate(OpBuilder &b, Location loc, Value w, Value g,
+                          double learningRate) {
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t rank = type.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{w, g}, ValueRange{empty},
+             ArrayRef<AffineMap>{id, id, id}, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value lr = arith::ConstantOp::create(
+                   nb, nloc,
+                   nb.getFloatAttr(type.getElementType(), learningRate));
+               Value step = arith::MulFOp::create(nb, nloc, lr, args[1]);
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   ValueRange{arith::SubFOp::create(nb, nloc, args[0], step)});
+             })
+      .getResult(0);
+}
+
+/// An elementwise generic over same-shaped tensors `inputs` whose body
+/// `body(builder, loc, scalars)` returns the result element.
+static Value createElementwise(
+    OpBuilder &b, Location loc, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(inputs.front().getType());
+  int64_t rank = type.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  SmallVector<AffineMap> maps(inputs.size() + 1, id);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, inputs, ValueRange{empty}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc,
+                                       ValueRange{body(nb, nloc,
+                                                       args.drop_back())});
+             })
+      .getResult(0);
+}
+
+namespace {
+/// Adam's state of one argument.
+struct AdamState {
+  Value m, v;
+};
+
+struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
+  using Base::Base;
+
+  LogicalResult train(func::FuncOp joint, SymbolTable &symbols) {
+    auto forwardResults =
+        joint->getAttrOfType<IntegerAttr>(kForwardResultsAttrName);
+    if (!forwardResults)
+      return joint.emitError("train steps: @")
+             << joint.getSymName()
+             << " is not a joint forward + backward function (no '"
+             << kForwardResultsAttrName << "'; run dtensor-autodiff first)";
+    if (!joint.getBody().hasOneBlock())
+      return joint.emitError("train steps: functions with more than one block "
+                             "are not supported");
+    unsigned numForward = forwardResults.getInt();
+    FunctionType type = joint.getFunctionType();
+    if (numForward > type.getNumResults())
+      return joint.emitError("train steps: '")
+             << kForwardResultsAttrName << "' is larger than the number of "
+             << "results";
+
+    // The forward's arguments come first, the seeds after them.
+    unsigned numArgs = 0;
+    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+      bool isSeed = static_cast<bool>(joint.getArgAttr(i, kCotangentAttrName));
+      if (isSeed)
+        continue;
+      if (numArgs != i)
+        return joint.emitError("train steps: argument ")
+               << i << " follows a seed cotangent";
+      ++numArgs;
+    }
+    // Which argument each gradient result updates.
+    SmallVector<std::pair<unsigned, unsigned>> updates; // (result, argument)
+    for (unsigned r = numForward; r < type.getNumResults(); ++r) {
+      auto of = joint.getResultAttrOfType<IntegerAttr>(r, kGradOfAttrName);
+      if (!of || of.getInt() < 0 || of.getInt() >= numArgs ||
+          type.getInput(of.getInt()) != type.getResult(r))
+        return joint.emitError("train steps: result ")
+               << r << " is not the gradient of an argument of the same type";
+      updates.emplace_back(r, of.getInt());
+    }
+
+    StringRef base = joint.getSymName();
+    std::string name =
+        (base.consume_back("_grad") ? base : joint.getSymName()).str() +
+        "_train";
+    if (symbols.lookup(name))
+      return joint.emitError("train steps: @") << name << " already exists";
+
+    MLIRContext *ctx = joint.getContext();
+    Location loc = joint.getLoc();
+    SmallVector<Type> argTypes(type.getInputs().take_front(numArgs));
+    SmallVector<Type> resultTypes;
+    SmallVector<DictionaryAttr> argAttrs, resultAttrs, jointResultAttrs;
+    joint.getAllResultAttrs(jointResultAttrs);
+    for (unsigned i = 0; i < numArgs; ++i)
+      argAttrs.push_back(joint.getArgAttrDict(i)
+                             ? joint.getArgAttrDict(i)
+                             : DictionaryAttr::get(ctx));
+    // Unrolled: the forward results of every step; as a loop: the last
+    // step's (carried through the loop).
+    int64_t reported = unroll ? static_cast<int64_t>(steps) : 1;
+    for (int64_t step = 0; step < reported; ++step)
+      for (unsigned r = 0; r < numForward; ++r) {
+        resultTypes.push_back(type.getResult(r));
+        resultAttrs.push_back(jointResultAttrs[r]);
+      }
+    for (auto [r, arg] : updates) {
+      resultTypes.push_back(type.getResult(r));
+      resultAttrs.push_back(jointResultAttrs[r]);
+    }
+
+    OpBuilder b(ctx);
+    b.setInsertionPointAfter(joint);
+    auto trainFunc = func::FuncOp::create(
+        b, loc, name, FunctionType::get(ctx, argTypes, resultTypes));
+    symbols.insert(trainFunc);
+    // An updated argument is laid out as its gradient is (the argument's
+    // own layout, dtensor-autodiff's request): the weights stay in that
+    // layout across steps instead of being replicated by propagation.
+    for (auto [r, arg] : updates)
+      if (auto layout =
+              joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName))
+        if (!argAttrs[arg].get(kLayoutAttrName)) {
+          NamedAttrList attrs(argAttrs[arg]);
+          attrs.set(kLayoutAttrName, layout);
+          argAttrs[arg] = attrs.getDictionary(ctx);
+        }
+    trainFunc.setAllArgAttrs(argAttrs);
+    trainFunc.setAllResultAttrs(resultAttrs);
+    Block *entry = trainFunc.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+
+    SmallVector<Value> current(entry->getArguments());
+    bool adam = optimizer == "adam";
+    DenseMap<unsigned, AdamState> adamStates;
+    auto requestLayout = [&](Value value, unsigned r) {
+      auto layout = joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName);
+      auto annotate = value.getDefiningOp<AnnotateOp>();
+      if (!layout || (annotate && annotate.getLayout() == layout))
+        return value;
+      return Value(AnnotateOp::create(b, loc, value.getType(), value, layout));
+    };
+    auto zerosLike = [&](Type type) {
+      auto tensorType = cast<RankedTensorType>(type);
+      Value empty = tensor::EmptyOp::create(b, loc, tensorType.getShape(),
+                                            tensorType.getElementType());
+      Value zero = arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(tensorType.getElementType(), 0.0));
+      return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+    };
+    if (adam) {
+      // Moments start at zero, laid out as their arguments.
+      for (auto [r, arg] : updates)
+        adamStates[arg] = {requestLayout(zerosLike(type.getInput(arg)), r),
+                           requestLayout(zerosLike(type.getInput(arg)), r)};
+    }
+    Block &jointBody = joint.getBody().front();
+    SmallVector<Value> results;
+
+    // One step: the joint body on `current` with seeds of ones, then the
+    // update; `stepNumber` (1-based) is Adam's t, a constant when unrolled,
+    // from the loop's induction variable (a scalar f64) in a loop.
+    auto emitStep = [&](std::optional<int64_t> constantStep,
+                        Value stepNumber) -> SmallVector<Value> {
+      IRMapping mapping;
+      for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+        BlockArgument arg = jointBody.getArgument(i);
+        if (i < numArgs) {
+          mapping.map(arg, current[i]);
+          continue;
+        }
+        // A seed of ones, in the seed's layout.
+        auto seedType = cast<RankedTensorType>(arg.getType());
+        Value empty = tensor::EmptyOp::create(b, loc, seedType.getShape(),
+                                              seedType.getElementType());
+        Value one = arith::ConstantOp::create(
+            b, loc, b.getFloatAttr(seedType.getElementType(), 1.0));
+        Value ones = linalg::FillOp::create(b, loc, one, empty).getResult(0);
+        if (auto layout = joint.getArgAttrOfType<LayoutAttr>(i, kLayoutAttrName))
+          ones = AnnotateOp::create(b, loc, seedType, ones, layout);
+        mapping.map(arg, ones);
+      }
+      for (Operation &op : jointBody.without_terminator())
+        b.clone(op, mapping);
+      Operation *ret = jointBody.getTerminator();
+      SmallVector<Value> forward;
+      for (unsigned r = 0; r < numForward; ++r)
+        forward.push_back(mapping.lookup(ret->getOperand(r)));
+      for (auto [r, arg] : updates) {
+        // The gradient as the joint function returns it (in its requested
+        // layout), so that propagation plans the backward as the joint's.
+        Value grad = requestLayout(mapping.lookup(ret->getOperand(r)), r);
+        if (!adam) {
+          current[arg] = requestLayout(
+              createUpdate(b, loc, current[arg], grad, learningRate), r);
+          continue;
+        }
+        // torch.optim.Adam: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+        // w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
+        Type elementType =
+            cast<RankedTensorType>(grad.getType()).getElementType();
+        auto constant = [&](OpBuilder &nb, Location nloc, double value) {
+          return arith::ConstantOp::create(
+              nb, nloc, nb.getFloatAttr(elementType, value));
+        };
+        // 1 - beta^t, in the body of a generic.
+        auto correction = [&](OpBuilder &nb, Location nloc,
+                              double beta) -> Value {
+          if (constantStep)
+            return constant(nb, nloc,
+                            1.0 - std::pow(beta, static_cast<double>(
+                                                     *constantStep)));
+          Value t = stepNumber;
+          if (elementType != t.getType())
+            t = arith::TruncFOp::create(nb, nloc, elementType, t);
+          Value power = math::PowFOp::create(nb, nloc,
+                                             constant(nb, nloc, beta), t);
+          return arith::SubFOp::create(nb, nloc, constant(nb, nloc, 1.0),
+                                       power);
+        };
+        AdamState &state = adamStates[arg];
+        auto moment = [&](Value previous, double beta, bool square) {
+          return requestLayout(
+              createElementwise(
+                  b, loc, ValueRange{previous, grad},
+                  [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+                    Value g = x[1];
+                    if (square)
+                      g = arith::MulFOp::create(nb, nloc, g, g);
+                    Value kept = arith::MulFOp::create(
+                        nb, nloc, constant(nb, nloc, beta), x[0]);
+                    Value added = arith::MulFOp::create(
+                        nb, nloc, constant(nb, nloc, 1.0 - beta), g);
+                    return arith::AddFOp::create(nb, nloc, kept, added);
+                  }),
+              r);
+        };
+        state.m = moment(state.m, beta1, /*square=*/false);
+        state.v = moment(state.v, beta2, /*square=*/true);
+        current[arg] = requestLayout(
+            createElementwise(
+                b, loc, ValueRange{current[arg], state.m, state.v},
+                [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+                  Value mHat = arith::DivFOp::create(
+                      nb, nloc, x[1], correction(nb, nloc, beta1));
+                  Value vHat = arith::DivFOp::create(
+                      nb, nloc, x[2], correction(nb, nloc, beta2));
+                  Value denom = arith::AddFOp::create(
+                      nb, nloc, math::SqrtOp::create(nb, nloc, vHat),
+                      constant(nb, nloc, epsilon));
+                  Value stepSize = arith::MulFOp::create(
+                      nb, nloc, constant(nb, nloc, learningRate),
+                      arith::DivFOp::create(nb, nloc, mHat, denom));
+                  return arith::SubFOp::create(nb, nloc, x[0], stepSize);
+                }),
+            r);
+      }
+      return forward;
+    };
+
+    if (unroll) {
+      for (int64_t step = 0; step < steps; ++step)
+        llvm::append_range(results, emitStep(step + 1, Value()));
+    } else {
+      // One scf.for over the steps. Carried: the updated arguments (and
+      // Adam's moments), laid out as the arguments, and the forward
+      // results of the step (zeros before the first; propagation gives
+      // them the layout the step yields).
+      // The carried state in loop order: updated arguments, then Adam's
+      // moments; `setCarried` rebinds it to the loop's values.
+      auto carried = [&]() {
+        SmallVector<Value> values;
+        for (auto [r, arg] : updates)
+          values.push_back(current[arg]);
+        if (adam)
+          for (auto [r, arg] : updates) {
+            values.push_back(adamStates[arg].m);
+            values.push_back(adamStates[arg].v);
+          }
+        return values;
+      };
+      auto setCarried = [&](ValueRange values) {
+        unsigned i = 0;
+        for (auto [r, arg] : updates)
+          current[arg] = values[i++];
+        if (adam)
+          for (auto [r, arg] : updates) {
+            adamStates[arg].m = values[i++];
+            adamStates[arg].v = values[i++];
+          }
+      };
+      SmallVector<Value> inits = carried();
+      for (unsigned r = 0; r < numForward; ++r)
+        inits.push_back(zerosLike(type.getResult(r)));
+      Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+      Value upper = arith::ConstantIndexOp::create(b, loc, steps);
+      Value stride = arith::ConstantIndexOp::create(b, loc, 1);
+      auto loop = scf::ForOp::create(b, loc, lower, upper, stride, inits);
+      Block *body = loop.getBody();
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(body);
+      setCarried(loop.getRegionIterArgs());
+      // t = iv + 1 as a float, for Adam's bias corrections.
+      Value stepNumber;
+      if (adam) {
+        Value next = arith::AddIOp::create(b, loc, loop.getInductionVar(),
+                                           stride);
+        Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), next);
+        stepNumber = arith::SIToFPOp::create(b, loc, b.getF64Type(), asInt);
+      }
+      SmallVector<Value> forward = emitStep(std::nullopt, stepNumber);
+      SmallVector<Value> yielded = carried();
+      unsigned numCarried = yielded.size();
+      // The step's forward results as the joint function returns them
+      // (where it requests a layout), so that propagation plans the step as
+      // it plans the joint function.
+      for (auto [r, value] : llvm::enumerate(forward))
+        yielded.push_back(requestLayout(value, r));
+      scf::YieldOp::create(b, loc, yielded);
+      b.setInsertionPointAfter(loop);
+      llvm::append_range(results,
+                         loop.getResults().drop_front(numCarried));
+      setCarried(loop.getResults());
+    }
+    for (auto [r, arg] : updates)
+      results.push_back(current[arg]);
+    func::ReturnOp::create(b, loc, results);
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (optimizer != "sgd" && optimizer != "adam") {
+      module.emitError("train steps: unknown optimizer '")
+          << optimizer << "' (expected sgd or adam)";
+      return signalPassFailure();
+    }
+    if (steps < 1) {
+      module.emitError("train steps: steps must be at least 1, got ")
+          << static_cast<int64_t>(steps);
+      return signalPassFailure();
+    }
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> joints;
+    if (functions.empty()) {
+      for (auto func : module.getOps<func::FuncOp>())
+        if (func->hasAttr(kForwardResultsAttrName))
+          joints.push_back(func);
+      if (joints.empty()) {
+        module.emitError("train steps: no joint forward + backward function "
+                         "(run dtensor-autodiff first)");
+        return signalPassFailure();
+      }
+    } else {
+      for (const std::string &name : functions) {
+        auto func = symbols.lookup<func::FuncOp>(name);
+        if (!func || func.isExternal()) {
+          module.emitError("train steps: no function @") << name
+                                                       << " with a body";
+          return signalPassFailure();
+        }
+        joints.push_back(func);
+      }
+    }
+    for (func::FuncOp joint : joints)
+      if (failed(train(joint, symbols)))
+        return signalPassFailure();
+  }
+};
+} // namespace
