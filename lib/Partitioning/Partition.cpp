@@ -954,35 +954,39 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
       return result;
   }
 
-  // Reshapes are exact only where the carrying dim splits evenly.
+  // A reshape keeps an uneven shard only where the dim is the same on both
+  // sides; the outer dim of a merged or split group must split evenly.
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
-    for (Value value : {op.getOperand(0), Value(op.getResult(0))}) {
-      RankedTensorType local = localType(value);
-      auto global = cast<RankedTensorType>(value.getType());
-      // Dims that are not sharded may be dynamic (replicated dynamic dims).
-      for (auto [dim, axes] : llvm::enumerate(
-               shardingAxesPerDim(layoutOf(value), global.getRank())))
-        if (!axes.empty() && local.isDynamicDim(dim))
-          return op.emitError("reshape of an unevenly sharded tensor ")
-                 << local << " is not supported";
+    ShardingStrategy strategy;
+    strategy.operands.push_back(layoutOf(op.getOperand(0)));
+    strategy.results.push_back(layoutOf(op.getResult(0)));
+    if (splitsEvenOnlyLoopUnevenly(&op, *spec, strategy, mesh))
+      return op.emitError("reshape splits the outer dim of a merged or split "
+                          "group unevenly (")
+             << strategy.operands[0] << " to " << strategy.results[0]
+             << "); run --dtensor-propagate-layouts first";
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    // The local output shape: a dynamic dim (an uneven shard) takes this
+    // process's chunk size.
+    auto global = cast<RankedTensorType>(expand.getResult().getType());
+    LayoutAttr layout = layoutOf(expand.getResult());
+    RankedTensorType local = localType(expand.getResult());
+    SmallVector<OpFoldResult> globalShape = expand.getMixedOutputShape();
+    SmallVector<OpFoldResult> shape;
+    for (int64_t dim = 0; dim < global.getRank(); ++dim) {
+      if (!local.isDynamicDim(dim))
+        shape.push_back(constant(local.getDimSize(dim)));
+      else if (auto size = dyn_cast<Value>(globalShape[dim]))
+        shape.push_back(map.lookupOrDefault(size)); // Replicated, dynamic.
+      else
+        shape.push_back(localExtent(global, layout, dim).second);
     }
-    auto source = cast<RankedTensorType>(op.getOperand(0).getType());
-    LayoutAttr layout = layoutOf(op.getOperand(0));
-    // Each sharded dim must split into equal chunks of whole groups.
-    for (auto [dim, splits] : llvm::enumerate(
-             splitsPerDim(layout, mesh, source.getRank()))) {
-      int64_t total = 1;
-      for (int64_t n : splits)
-        total *= n;
-      auto expanded = cast<RankedTensorType>(
-          isa<tensor::ExpandShapeOp>(op) ? op.getResult(0).getType()
-                                         : op.getOperand(0).getType());
-      (void)expanded;
-      if (source.getDimSize(dim) % total != 0)
-        return op.emitError("reshape needs dimension ")
-               << dim << " of " << source.getDimSize(dim)
-               << " elements to split evenly over " << total << " processes";
-    }
+    Value result = tensor::ExpandShapeOp::create(
+        builder, loc(), local, map.lookup(expand.getSrc()),
+        expand.getReassociationIndices(), shape);
+    map.map(expand.getResult(), result);
+    return success();
   }
 
   if (isa<tensor::ExtractSliceOp>(op)) {
@@ -1006,9 +1010,6 @@ LogicalResult Partitioner::partitionOp(Operation &op) {
   local->removeAttr(kLayoutsAttrName);
   for (auto [global, result] : llvm::zip(op.getResults(), local->getResults()))
     result.setType(localType(global));
-  // The static output shape of an expansion is the (static) local shape.
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(local))
-    expand.setStaticOutputShape(expand.getResultType().getShape());
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(local))
     fixLinalgIndices(linalgOp, op, *spec);
   return success();

@@ -13,7 +13,6 @@
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Sharding/Redistribute.h"
 #include "dtensor/Sharding/ShardingRules.h"
-#include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -83,41 +82,25 @@ static bool isUnsupportedLayout(LayoutAttr layout, Type type) {
   return false;
 }
 
-/// True if `layout` splits some dim of `type` into chunks of different
-/// sizes (torch.chunk's trailing remainder).
-static bool isUneven(LayoutAttr layout, Type type, MeshOp mesh) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!layout || !tensor)
-    return false;
-  for (auto [dim, splits] :
-       llvm::enumerate(splitsPerDim(layout, mesh, tensor.getRank())))
-    if (!splits.empty() &&
-        (tensor.isDynamicDim(dim) ||
-         !uniformChunkSize(tensor.getDimSize(dim), splits)))
-      return true;
-  return false;
-}
-
 /// The strategies of `op` under `spec` that every operand and result
-/// type supports. A reshape is exact only on even shards: a strategy that
-/// would shard a reshape unevenly (S(0) of 8 rows over 4 ranks carried
-/// onto the size-2 dim of 8 -> 2x4) is dropped, so propagation gathers
-/// first, as DTensor's view rules do, instead of partitioning failing.
+/// type supports. A reshape keeps an uneven shard only on a dim that is the
+/// same on both sides (5x2x2x2 -> 5x2x4 with 5 rows over 4 ranks); a
+/// strategy that would split the outer dim of a merged or split group
+/// unevenly (S(0) of 8 rows over 4 ranks carried onto the size-2 dim of
+/// 8 -> 2x4) is dropped, so propagation gathers first, as DTensor's view
+/// rules do, instead of partitioning failing.
 static SmallVector<ShardingStrategy>
 supportedStrategies(Operation *op, const ShardingSpec &spec, MeshOp mesh) {
   SmallVector<ShardingStrategy> strategies = enumerateStrategies(spec, mesh);
-  bool reshape = isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
   llvm::erase_if(strategies, [&](const ShardingStrategy &strategy) {
     for (auto [operand, layout] :
          llvm::zip(op->getOperands(), strategy.operands))
-      if (isUnsupportedLayout(layout, operand.getType()) ||
-          (reshape && isUneven(layout, operand.getType(), mesh)))
+      if (isUnsupportedLayout(layout, operand.getType()))
         return true;
     for (auto [result, layout] : llvm::zip(op->getResults(), strategy.results))
-      if (isUnsupportedLayout(layout, result.getType()) ||
-          (reshape && isUneven(layout, result.getType(), mesh)))
+      if (isUnsupportedLayout(layout, result.getType()))
         return true;
-    return false;
+    return splitsEvenOnlyLoopUnevenly(op, spec, strategy, mesh);
   });
   return strategies;
 }

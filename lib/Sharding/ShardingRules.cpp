@@ -3,6 +3,7 @@
 #include "dtensor/Sharding/ShardingRules.h"
 
 #include "dtensor/Sharding/Layout.h"
+#include "dtensor/Support/ChunkMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -10,6 +11,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::dtensor;
@@ -56,6 +58,130 @@ static std::optional<ReduceKind> getCombiner(linalg::LinalgOp op,
   return std::nullopt;
 }
 
+namespace {
+/// How a value of a linalg body depends on one input `x`: not at all,
+/// linearly (f(x + y) = f(x) + f(y), f(a x) = a f(x): x * c, x / c, -x,
+/// sums of such; not x + c or x * x), or otherwise.
+enum class Dependence { None, Linear, Other };
+
+/// How a value of a linalg body is built from the op's tensor inputs by max
+/// or min alone: not from them at all, as one input itself (`Leaf`), as a
+/// max (min) of inputs and of values of the first kind, or otherwise.
+enum class Selection { None, Leaf, Max, Min, Other };
+} // namespace
+
+/// Classifies the values of `op`'s body forward, in order. `classifyArg`
+/// gives the class of each block argument; values defined outside the body
+/// are `none` when they are scalars (rank-invariant in a global-view
+/// program) and `other` otherwise; `classifyOp` gives the class of the
+/// results of a pure, region-free body op from its operands' classes.
+/// Returns the classes of the yielded values.
+template <typename Class>
+static SmallVector<Class> classifyBody(
+    linalg::LinalgOp op, Class none, Class other,
+    function_ref<Class(BlockArgument)> classifyArg,
+    function_ref<Class(Operation *, ArrayRef<Class>)> classifyOp) {
+  Block *body = op.getBlock();
+  DenseMap<Value, Class> classes;
+  auto classOf = [&](Value v) -> Class {
+    if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body)
+      return classifyArg(arg);
+    auto it = classes.find(v);
+    if (it != classes.end())
+      return it->second;
+    // Defined outside the body.
+    return isa<ShapedType>(v.getType()) ? other : none;
+  };
+  for (Operation &inner : body->without_terminator()) {
+    SmallVector<Class> operands;
+    for (Value operand : inner.getOperands())
+      operands.push_back(classOf(operand));
+    Class result = other;
+    if (inner.getNumRegions() == 0 && isMemoryEffectFree(&inner)) {
+      if (llvm::all_of(operands, [&](Class c) { return c == none; }))
+        result = none;
+      else
+        result = classifyOp(&inner, operands);
+    }
+    for (Value v : inner.getResults())
+      classes[v] = result;
+  }
+  SmallVector<Class> yielded;
+  for (Value v : body->getTerminator()->getOperands())
+    yielded.push_back(classOf(v));
+  return yielded;
+}
+
+/// True if every result of `op` is linear in its input `inputIndex` (the
+/// other inputs held fixed), read off the body.
+static bool isLinearInInput(linalg::LinalgOp op, unsigned inputIndex) {
+  using D = Dependence;
+  unsigned numInputs = op.getNumDpsInputs();
+  SmallVector<D> yielded = classifyBody<D>(
+      op, D::None, D::Other,
+      [&](BlockArgument arg) {
+        if (arg.getArgNumber() == inputIndex)
+          return D::Linear;
+        // Other inputs are held fixed; the inits' values are not known.
+        return arg.getArgNumber() < numInputs ? D::None : D::Other;
+      },
+      [](Operation *inner, ArrayRef<D> args) {
+        auto is = [&](ArrayRef<D> expected) {
+          return args == expected;
+        };
+        if (isa<arith::MulFOp, arith::MulIOp>(inner) &&
+            (is({D::Linear, D::None}) || is({D::None, D::Linear})))
+          return D::Linear;
+        if (isa<arith::DivFOp>(inner) && is({D::Linear, D::None}))
+          return D::Linear;
+        if (isa<arith::NegFOp>(inner) && is({D::Linear}))
+          return D::Linear;
+        if (isa<arith::AddFOp, arith::SubFOp, arith::AddIOp, arith::SubIOp>(
+                inner) &&
+            is({D::Linear, D::Linear}))
+          return D::Linear;
+        return D::Other;
+      });
+  return !yielded.empty() &&
+         llvm::all_of(yielded, [](D d) { return d == D::Linear; });
+}
+
+/// The reduction every result of `op` applies to its tensor inputs and to
+/// replicated values (max or min), if there is one.
+static std::optional<ReduceKind> getSelection(linalg::LinalgOp op) {
+  using S = Selection;
+  unsigned numInputs = op.getNumDpsInputs();
+  SmallVector<S> yielded = classifyBody<S>(
+      op, S::None, S::Other,
+      [&](BlockArgument arg) {
+        if (arg.getArgNumber() >= numInputs)
+          return S::Other;
+        Value input = op.getDpsInputOperand(arg.getArgNumber())->get();
+        return isa<RankedTensorType>(input.getType()) ? S::Leaf : S::None;
+      },
+      [](Operation *inner, ArrayRef<S> args) {
+        S kind = S::Other;
+        if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(inner))
+          kind = S::Max;
+        else if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(
+                     inner))
+          kind = S::Min;
+        if (kind == S::Other ||
+            !llvm::all_of(args, [&](S arg) {
+              return arg == S::None || arg == S::Leaf || arg == kind;
+            }))
+          return S::Other;
+        return kind;
+      });
+  if (yielded.empty())
+    return std::nullopt;
+  if (llvm::all_of(yielded, [](S s) { return s == S::Max; }))
+    return ReduceKind::Max;
+  if (llvm::all_of(yielded, [](S s) { return s == S::Min; }))
+    return ReduceKind::Min;
+  return std::nullopt;
+}
+
 /// Linearity of a linalg op in its inputs, read off its body.
 static void setLinearity(linalg::LinalgOp op, ShardingSpec &spec) {
   if (linalg::isaContractionOpInterface(op)) {
@@ -63,37 +189,26 @@ static void setLinearity(linalg::LinalgOp op, ShardingSpec &spec) {
       spec.operandIsLinear[input->getOperandNumber()] = true;
     return;
   }
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (isa<RankedTensorType>(input->get().getType()) &&
+        isLinearInInput(op, input->getOperandNumber()))
+      spec.operandIsLinear[input->getOperandNumber()] = true;
+  spec.selects = getSelection(op);
+  // A sum of inputs: x + y, x - y.
   Block *body = op.getBlock();
-  if (op.getNumDpsInits() != 1 || body->getOperations().size() > 2)
+  if (op.getNumDpsInits() != 1 || body->getOperations().size() != 2)
     return;
-  Value yielded = body->getTerminator()->getOperand(0);
-  auto inputIndex = [&](Value v) -> std::optional<unsigned> {
+  Operation *inner = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!inner || inner->getBlock() != body ||
+      !isa<arith::AddFOp, arith::SubFOp, arith::AddIOp, arith::SubIOp>(inner))
+    return;
+  spec.isAdditive = llvm::all_of(inner->getOperands(), [&](Value v) {
     auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getOwner() != body ||
-        arg.getArgNumber() >= op.getNumDpsInputs())
-      return std::nullopt;
-    return op.getDpsInputOperand(arg.getArgNumber())->getOperandNumber();
-  };
-  // A copy, transpose or broadcast: yield %in.
-  if (std::optional<unsigned> index = inputIndex(yielded)) {
-    spec.operandIsLinear[*index] = true;
-    return;
-  }
-  Operation *inner = yielded.getDefiningOp();
-  if (!inner || inner->getBlock() != body)
-    return;
-  SmallVector<std::optional<unsigned>> args;
-  for (Value operand : inner->getOperands())
-    args.push_back(inputIndex(operand));
-  if (!llvm::all_of(args, [](auto a) { return a.has_value(); }))
-    return;
-  if (isa<arith::AddFOp, arith::SubFOp, arith::AddIOp, arith::SubIOp>(inner))
-    spec.isAdditive = true;
-  else if (isa<arith::MulFOp, arith::MulIOp>(inner))
-    for (auto a : args)
-      spec.operandIsLinear[*a] = true;
-  else if (isa<arith::DivFOp, arith::NegFOp>(inner))
-    spec.operandIsLinear[*args[0]] = true;
+    return arg && arg.getOwner() == body &&
+           arg.getArgNumber() < op.getNumDpsInputs() &&
+           isa<RankedTensorType>(
+               op.getDpsInputOperand(arg.getArgNumber())->get().getType());
+  });
 }
 
 static FailureOr<ShardingSpec> getLinalgSpec(linalg::LinalgOp op,
@@ -176,11 +291,19 @@ static FailureOr<ShardingSpec> getElementwiseSpec(Operation *op,
     spec.operandIsLinear.assign(op->getNumOperands(), true);
   else if (isa<arith::DivFOp, arith::NegFOp>(op))
     spec.operandIsLinear[0] = true;
+  else if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(op))
+    spec.selects = ReduceKind::Max;
+  else if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(op))
+    spec.selects = ReduceKind::Min;
   return spec;
 }
 
 /// Reshapes: in each reassociation group the first non-unit dim carries the
-/// sharding; the other dims of the group must stay whole.
+/// sharding; the other dims of the group must stay whole. A carrier with
+/// whole non-unit dims inside it in its group splits only evenly (DTensor's
+/// view rules: the leftmost dim of a flatten, the first dim of a split,
+/// must divide by the mesh); a carrier alone in its group but for unit
+/// dims is the same dim on both sides and splits any way.
 static ShardingSpec getReshapeSpec(Operation *op, RankedTensorType collapsed,
                                    RankedTensorType expanded,
                                    ArrayRef<ReassociationIndices> groups,
@@ -190,13 +313,17 @@ static ShardingSpec getReshapeSpec(Operation *op, RankedTensorType collapsed,
   SmallVector<int64_t> collapsedDims(collapsed.getRank(), -1);
   for (auto [groupIndex, group] : llvm::enumerate(groups)) {
     std::optional<int64_t> carrier;
+    bool othersWhole = false;
     for (int64_t dim : group) {
       if (!carrier && expanded.getDimSize(dim) != 1) {
         carrier = dim;
         continue;
       }
+      othersWhole |= expanded.getDimSize(dim) != 1;
       spec.loops[dim].kind = ShardingLoop::Kind::Opaque;
     }
+    if (carrier)
+      spec.loops[*carrier].evenOnly = othersWhole;
     collapsedDims[groupIndex] = carrier ? *carrier : -1;
   }
   SmallVector<int64_t> expandedDims = identityDims(expanded.getRank());
@@ -403,6 +530,17 @@ bool mlir::dtensor::creationAllowsLayout(Operation *op, LayoutAttr layout) {
   return false;
 }
 
+namespace {
+/// What one mesh axis does in a strategy.
+struct AxisChoice {
+  /// The loops it splits (one, or a joint group); none for no split.
+  SmallVector<int64_t> loops;
+  /// Or the Partial it passes through `through` (and the inits).
+  std::optional<ReduceKind> partial;
+  SmallVector<bool> through;
+};
+} // namespace
+
 SmallVector<ShardingStrategy>
 mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
   MLIRContext *ctx = mesh.getContext();
@@ -410,34 +548,54 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
   int64_t numLoops = spec.loops.size();
   unsigned numOperands = spec.operandDims.size();
   auto replicate = PlacementAttr::getReplicate(ctx);
-  auto partialSum = PlacementAttr::getPartial(ctx, ReduceKind::Sum);
 
-  // The choices of one mesh axis: -1 none; 0..numLoops-1 split that loop;
-  // numLoops + i pass P(sum) through linear operand i; numLoops +
-  // numOperands pass P(sum) through every operand of an additive op;
-  // numLoops + numOperands + 1 + k pass P(k) through every operand of an op
-  // that only moves elements.
-  const int64_t everyOperand = numLoops + numOperands;
+  // The choices of one mesh axis, in order of preference where costs tie.
+  SmallVector<AxisChoice> choices = {AxisChoice()};
+  for (int64_t loop = 0; loop < numLoops; ++loop)
+    if (spec.loops[loop].kind != ShardingLoop::Kind::Opaque)
+      choices.push_back({{loop}, std::nullopt, {}});
+  auto passThrough = [&](ReduceKind kind, std::optional<unsigned> operand) {
+    AxisChoice choice;
+    choice.partial = kind;
+    choice.through.assign(numOperands, !operand.has_value());
+    if (operand)
+      choice.through[*operand] = true;
+    choices.push_back(choice);
+  };
+  SmallVector<unsigned> linear, inputs;
+  for (unsigned i = 0; i < numOperands; ++i) {
+    if (!spec.operandIsTensor[i] || spec.operandIsInit[i])
+      continue;
+    inputs.push_back(i);
+    if (spec.operandIsLinear[i])
+      linear.push_back(i);
+  }
+  for (unsigned i = 0; i < numOperands; ++i)
+    if (spec.operandIsLinear[i] && spec.operandIsTensor[i])
+      passThrough(ReduceKind::Sum, i);
+  if (spec.isAdditive)
+    passThrough(ReduceKind::Sum, std::nullopt);
+  // Every operand Partial of each kind.
   const SmallVector<ReduceKind> kinds = {ReduceKind::Sum, ReduceKind::Avg,
                                          ReduceKind::Product, ReduceKind::Min,
                                          ReduceKind::Max};
-  SmallVector<int64_t> choices = {-1};
-  for (int64_t loop = 0; loop < numLoops; ++loop)
-    if (spec.loops[loop].kind != ShardingLoop::Kind::Opaque)
-      choices.push_back(loop);
-  for (unsigned i = 0; i < numOperands; ++i)
-    if (spec.operandIsLinear[i] && spec.operandIsTensor[i])
-      choices.push_back(numLoops + i);
-  if (spec.isAdditive)
-    choices.push_back(everyOperand);
-  // everyOperand + 1 + k: every operand Partial of kinds[k].
   if (spec.movesElements)
-    for (size_t k = 0; k < kinds.size(); ++k)
-      choices.push_back(everyOperand + 1 + k);
-  // jointBase + g: split the loops of jointSplits[g].
-  const int64_t jointBase = everyOperand + 1 + kinds.size();
-  for (size_t g = 0; g < spec.jointSplits.size(); ++g)
-    choices.push_back(jointBase + static_cast<int64_t>(g));
+    for (ReduceKind kind : kinds)
+      passThrough(kind, std::nullopt);
+  for (const SmallVector<int64_t> &group : spec.jointSplits)
+    choices.push_back({group, std::nullopt, {}});
+  // An average passes through whatever a sum does.
+  for (unsigned i : linear)
+    passThrough(ReduceKind::Avg, i);
+  if (spec.isAdditive)
+    passThrough(ReduceKind::Avg, std::nullopt);
+  // A max (min) of one Partial input and replicated ones, or of all.
+  if (spec.selects) {
+    for (unsigned i : inputs)
+      passThrough(*spec.selects, i);
+    if (inputs.size() > 1)
+      passThrough(*spec.selects, std::nullopt);
+  }
 
   SmallVector<ShardingStrategy> strategies;
   int64_t rank = mesh.getRank();
@@ -450,17 +608,12 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
         spec.resultDims.size(), SmallVector<PlacementAttr>(rank, replicate));
     int64_t split = 1;
     for (int64_t axis = 0; axis < rank; ++axis) {
-      int64_t choice = choices[pick[axis]];
-      if (choice < 0)
-        continue;
-      if (choice >= jointBase || choice < numLoops) {
+      const AxisChoice &choice = choices[pick[axis]];
+      if (!choice.loops.empty()) {
         // Split one loop, or a joint group of them: each shards the dims
         // it indexes; a split reduction leaves the results (and the inits)
         // Partial.
-        ArrayRef<int64_t> loops =
-            choice >= jointBase ? ArrayRef<int64_t>(
-                                      spec.jointSplits[choice - jointBase])
-                                : ArrayRef<int64_t>(choice);
+        ArrayRef<int64_t> loops = choice.loops;
         std::optional<PlacementAttr> partial;
         if (loops.size() == 1 &&
             spec.loops[loops[0]].kind == ShardingLoop::Kind::Reduction)
@@ -488,20 +641,14 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
         }
         continue;
       }
+      if (!choice.partial)
+        continue;
       // Partial pass-through.
-      PlacementAttr partial =
-          choice > everyOperand
-              ? PlacementAttr::getPartial(ctx, kinds[choice - everyOperand - 1])
-              : partialSum;
-      for (unsigned i = 0; i < numOperands; ++i) {
-        if (!spec.operandIsTensor[i])
-          continue;
-        bool through = choice >= everyOperand ||
-                       choice == numLoops + static_cast<int64_t>(i) ||
-                       spec.operandIsInit[i];
-        if (through)
+      PlacementAttr partial = PlacementAttr::getPartial(ctx, *choice.partial);
+      for (unsigned i = 0; i < numOperands; ++i)
+        if (spec.operandIsTensor[i] &&
+            (choice.through[i] || spec.operandIsInit[i]))
           operandPl[i][axis] = partial;
-      }
       for (auto &placements : resultPl)
         placements[axis] = partial;
     }
@@ -534,4 +681,33 @@ mlir::dtensor::enumerateStrategies(const ShardingSpec &spec, MeshOp mesh) {
       break;
   }
   return strategies;
+}
+
+bool mlir::dtensor::splitsEvenOnlyLoopUnevenly(
+    Operation *op, const ShardingSpec &spec, const ShardingStrategy &strategy,
+    MeshOp mesh) {
+  auto uneven = [&](Value value, LayoutAttr layout, ArrayRef<int64_t> dims) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!layout || !type)
+      return false;
+    for (auto [dim, splits] :
+         llvm::enumerate(splitsPerDim(layout, mesh, type.getRank()))) {
+      if (splits.empty() || dim >= dims.size() || dims[dim] < 0 ||
+          !spec.loops[dims[dim]].evenOnly)
+        continue;
+      if (type.isDynamicDim(dim) ||
+          !uniformChunkSize(type.getDimSize(dim), splits))
+        return true;
+    }
+    return false;
+  };
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (i < strategy.operands.size() && spec.operandIsTensor[i] &&
+        uneven(operand, strategy.operands[i], spec.operandDims[i]))
+      return true;
+  for (auto [r, result] : llvm::enumerate(op->getResults()))
+    if (r < strategy.results.size() && r < spec.resultDims.size() &&
+        uneven(result, strategy.results[r], spec.resultDims[r]))
+      return true;
+  return false;
 }

@@ -891,7 +891,7 @@ dtensor.mesh @tp shape = [4]
 
 // 6 rows over 4 (2, 2, 2, 0) do not collapse into chunks of 24 (6 each).
 func.func @reshape_uneven(%x: tensor<6x4xf32> {dtensor.layout = #dtensor.layout<@tp, [S(0)]>}) -> tensor<24xf32> {
-  // expected-error @below {{reshape of an unevenly sharded tensor 'tensor<?x4xf32>' is not supported}}
+  // expected-error @below {{reshape splits the outer dim of a merged or split group unevenly (#dtensor.layout<@tp, [S(0)]> to #dtensor.layout<@tp, [S(0)]>)}}
   %c = tensor.collapse_shape %x [[0, 1]] {dtensor.layouts = [#dtensor.layout<@tp, [S(0)]>]} : tensor<6x4xf32> into tensor<24xf32>
   return %c : tensor<24xf32>
 }
@@ -903,7 +903,7 @@ dtensor.mesh @tp shape = [4]
 // An even source expanding into an uneven result: 8 columns are 2 per
 // rank, but the carrying dim of 2 over 4 is 1, 1, 0, 0.
 func.func @reshape_uneven_result(%x: tensor<8x8xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>}) -> tensor<8x2x4xf32> {
-  // expected-error @below {{reshape of an unevenly sharded tensor 'tensor<8x?x4xf32>' is not supported}}
+  // expected-error @below {{reshape splits the outer dim of a merged or split group unevenly (#dtensor.layout<@tp, [S(1)]> to #dtensor.layout<@tp, [S(1)]>)}}
   %c = tensor.expand_shape %x [[0], [1, 2]] output_shape [8, 2, 4] {dtensor.layouts = [#dtensor.layout<@tp, [S(1)]>]} : tensor<8x8xf32> into tensor<8x2x4xf32>
   return %c : tensor<8x2x4xf32>
 }

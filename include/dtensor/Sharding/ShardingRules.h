@@ -30,6 +30,11 @@ struct ShardingLoop {
   };
   Kind kind = Kind::Parallel;
   ReduceKind combiner = ReduceKind::Sum;
+  /// The loop may be split only into chunks of one size: the outer dim of
+  /// a reshape group whose other dims stay whole (5x4 -> 20: 5 rows over 4
+  /// processes are chunks 2, 1, 1, 1 of 4 elements each, not the chunks
+  /// 5, 5, 5, 5 of the 20), as DTensor's view rules require.
+  bool evenOnly = false;
 };
 
 /// The loop structure of one op as far as sharding is concerned.
@@ -45,11 +50,17 @@ struct ShardingSpec {
   /// Operands that initialize the results (linalg outs): under a split
   /// reduction they must be Partial like the results.
   SmallVector<bool> operandIsInit;
-  /// Operands in which every result is linear: a P(sum) operand with all
-  /// other operands Replicate gives P(sum) results.
+  /// Operands in which every result is linear (x * c, x / c, -x, a
+  /// contraction; not x + c): a P(sum) or P(avg) operand with all other
+  /// operands Replicate gives P(sum) or P(avg) results.
   SmallVector<bool> operandIsLinear;
-  /// The op is a sum of its operands (add, sub): all-P(sum) gives P(sum).
+  /// The op is a sum of its operands (add, sub): all-P(sum) gives P(sum),
+  /// all-P(avg) P(avg).
   bool isAdditive = false;
+  /// The op is the max (or min) of its operands and of replicated values:
+  /// any of its tensor operands P(max) (P(min)), the others Replicate,
+  /// gives P(max) (P(min)) results.
+  std::optional<ReduceKind> selects;
   /// The op only moves elements (tensor.concat): every tensor operand
   /// P(op) gives a P(op) result, for each reduction `op` (an elementwise
   /// reduction commutes with moving elements).
@@ -78,11 +89,21 @@ struct ShardingStrategy {
 };
 
 /// Every strategy of `spec` on `mesh`: each mesh axis splits one loop, or
-/// none, or (where the op allows it) passes a Partial through: P(sum)
-/// through a linear operand or every operand of an additive op, any P(op)
-/// through every operand of an op that only moves elements.
+/// none, or (where the op allows it) passes a Partial through: P(sum) or
+/// P(avg) through a linear operand or every operand of an additive op,
+/// P(max) (P(min)) through one or every operand of a max (min), any P(op)
+/// through every operand of an op that only moves elements. Loops marked
+/// `evenOnly` are enumerated like the others: the caller, which knows the
+/// shapes, drops their uneven splits (see `splitsEvenOnlyLoopUnevenly`).
 SmallVector<ShardingStrategy> enumerateStrategies(const ShardingSpec &spec,
                                                   MeshOp mesh);
+
+/// True if `strategy` splits a dim that an `evenOnly` loop of `spec`
+/// indexes into chunks of different sizes, on `op`'s operand or result
+/// shapes (dynamic sizes count as uneven).
+bool splitsEvenOnlyLoopUnevenly(Operation *op, const ShardingSpec &spec,
+                                const ShardingStrategy &strategy,
+                                MeshOp mesh);
 
 /// True if a value that `op` creates from scalars (spec.isCreation) may be
 /// given `layout` without communication: Partial needs every process to
