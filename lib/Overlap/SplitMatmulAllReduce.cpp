@@ -21,6 +21,8 @@
 #include "dtensor/Target/Target.h"
 #include "dtensor/Overlap/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "llvm/Support/Format.h"
 
@@ -111,17 +113,32 @@ std::optional<int64_t> chunkDim(RankedTensorType productType, int64_t chunks) {
   return std::nullopt;
 }
 
-/// Rows [i * size, (i + 1) * size) of `value` along `dim`.
+/// Rows [i * size, (i + 1) * size) of `value` along `dim`, all of its other
+/// dims: the contraction dim of A may be dynamic (an uneven shard of K), and
+/// a dynamic size is a `tensor.dim`. Appends the ops it builds to `created`.
 Value sliceRows(OpBuilder &b, Location loc, Value value, int64_t dim,
-                int64_t index, int64_t size) {
+                int64_t index, int64_t size,
+                SmallVectorImpl<Operation *> &created) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (d == dim || !type.isDynamicDim(d)) {
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      continue;
+    }
+    auto index = arith::ConstantIndexOp::create(b, loc, d);
+    auto dimOp = tensor::DimOp::create(b, loc, value, index);
+    created.push_back(index);
+    created.push_back(dimOp);
+    sizes.push_back(dimOp.getResult());
+  }
   offsets[dim] = b.getIndexAttr(index * size);
   sizes[dim] = b.getIndexAttr(size);
-  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
+  auto slice =
+      tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
+  created.push_back(slice);
+  return slice;
 }
 
 /// The ops of one chunk that the cost model times.
@@ -137,12 +154,10 @@ Chunk buildChunk(OpBuilder &b, const Candidate &candidate, const Split &split,
   linalg::LinalgOp matmulOp = candidate.matmul.op;
   Location loc = matmulOp->getLoc();
   int64_t rows = candidate.productType.getDimSize(split.dim) / split.chunks;
-  Value a =
-      sliceRows(b, loc, candidate.matmul.a->get(), split.dim, index, rows);
+  Value a = sliceRows(b, loc, candidate.matmul.a->get(), split.dim, index,
+                      rows, created);
   Value init = sliceRows(b, loc, matmulOp.getDpsInitOperand(0)->get(),
-                         split.dim, index, rows);
-  created.push_back(a.getDefiningOp());
-  created.push_back(init.getDefiningOp());
+                         split.dim, index, rows, created);
   SmallVector<Value> operands(matmulOp->getOperands());
   operands[candidate.matmul.a->getOperandNumber()] = a;
   operands[matmulOp.getDpsInitOperand(0)->getOperandNumber()] = init;

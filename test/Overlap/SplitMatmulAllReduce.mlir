@@ -8,6 +8,11 @@
 // RUN: dtensor-opt %t/gate.mlir --dtensor-split-matmul-all-reduce=memory-budget=0 2>/dev/null | FileCheck %s --check-prefix=BUDGET-IR
 // RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/negative.mlir --dtensor-split-matmul-all-reduce="force=true chunks=2" 2>&1 >/dev/null | FileCheck %s --check-prefix=NEG
 // RUN: dtensor-opt %t/negative.mlir --dtensor-split-matmul-all-reduce="force=true chunks=2" 2>/dev/null | FileCheck %s --check-prefix=NEG-IR --implicit-check-not=tensor.concat --implicit-check-not=extract_slice
+// RUN: dtensor-opt -mlir-print-op-on-diagnostic=false %t/uneven.mlir --verify-each --dtensor-split-matmul-all-reduce="force=true chunks=2" 2>%t/uneven.err | FileCheck %s --check-prefix=UNEVEN
+// RUN: FileCheck %s --check-prefix=UNEVEN-REMARKS --implicit-check-not=error < %t/uneven.err
+// The cost model's candidates (2, 4, 8 chunks) model the dynamic chunks
+// and leave no op behind when they do not split:
+// RUN: dtensor-opt %t/uneven.mlir --verify-each --dtensor-split-matmul-all-reduce 2>/dev/null | FileCheck %s --check-prefix=UNEVEN-GATE
 // RUN: not dtensor-opt %t/force.mlir --dtensor-split-matmul-all-reduce=chunks=1 2>&1 | FileCheck %s --check-prefix=ERR
 //
 // Followed by the scheduling passes, chunk 0's all_reduce runs while chunk
@@ -87,6 +92,71 @@ func.func @sequence(%a: tensor<1x6x16xf32>, %bt: tensor<32x16xf32>) -> tensor<1x
   } -> tensor<1x6x32xf32>
   %r = dtensor.all_reduce %p on @tp axes = [0] reduce = max : tensor<1x6x32xf32>
   return %r : tensor<1x6x32xf32>
+}
+
+//--- uneven.mlir
+dtensor.mesh @tp shape = [4]
+
+// A row-parallel matmul whose contraction dim is an uneven shard (K = 30
+// over 4 ranks: 8, 8, 8 or 6 columns of A per rank, issue 26): the chunks
+// take rows of A and every column, however many this rank holds.
+// UNEVEN-LABEL: func.func @uneven_k
+// UNEVEN-SAME:    (%[[A:.*]]: tensor<8x?xf32>, %[[B:.*]]: tensor<?x16xf32>)
+// UNEVEN:         %[[Z:.*]] = linalg.fill
+// UNEVEN-NEXT:    %[[C0:.*]] = arith.constant 1 : index
+// UNEVEN-NEXT:    %[[K0:.*]] = tensor.dim %[[A]], %[[C0]] : tensor<8x?xf32>
+// UNEVEN-NEXT:    %[[A0:.*]] = tensor.extract_slice %[[A]][0, 0] [4, %[[K0]]] [1, 1] : tensor<8x?xf32> to tensor<4x?xf32>
+// UNEVEN-NEXT:    %[[Z0:.*]] = tensor.extract_slice %[[Z]][0, 0] [4, 16] [1, 1]
+// UNEVEN-NEXT:    %[[P0:.*]] = linalg.matmul ins(%[[A0]], %[[B]] : tensor<4x?xf32>, tensor<?x16xf32>) outs(%[[Z0]] : tensor<4x16xf32>)
+// UNEVEN-NEXT:    %[[R0:.*]] = dtensor.all_reduce %[[P0]]
+// UNEVEN-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// UNEVEN-NEXT:    %[[K1:.*]] = tensor.dim %[[A]], %[[C1]] : tensor<8x?xf32>
+// UNEVEN-NEXT:    %[[A1:.*]] = tensor.extract_slice %[[A]][4, 0] [4, %[[K1]]] [1, 1] : tensor<8x?xf32> to tensor<4x?xf32>
+// UNEVEN-NEXT:    %[[Z1:.*]] = tensor.extract_slice %[[Z]][4, 0] [4, 16] [1, 1]
+// UNEVEN-NEXT:    %[[P1:.*]] = linalg.matmul ins(%[[A1]], %[[B]] : tensor<4x?xf32>, tensor<?x16xf32>) outs(%[[Z1]] : tensor<4x16xf32>)
+// UNEVEN-NEXT:    %[[R1:.*]] = dtensor.all_reduce %[[P1]]
+// UNEVEN-NEXT:    tensor.concat dim(0) %[[R0]], %[[R1]] : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+// UNEVEN-REMARKS: remark: split into 2 row chunks along dim 0: force=true
+// UNEVEN-GATE-LABEL: func.func @uneven_k
+// UNEVEN-GATE-NEXT:    arith.constant
+// UNEVEN-GATE-NEXT:    tensor.empty
+// UNEVEN-GATE-NEXT:    linalg.fill
+// UNEVEN-GATE-NEXT:    linalg.matmul
+// UNEVEN-GATE-NEXT:    dtensor.all_reduce
+// UNEVEN-GATE-NEXT:    return
+func.func @uneven_k(%a: tensor<8x?xf32>, %b: tensor<?x16xf32>) -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<8x?xf32>, tensor<?x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %r = dtensor.all_reduce %p on @tp axes = [0] reduce = sum : tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// The rank-3 form (batch 1, sequence 6, an uneven hidden dim): chunks
+// along the sequence, A's hidden dim taken whole.
+// UNEVEN-LABEL: func.func @uneven_k_rank3
+// UNEVEN:         tensor.extract_slice %arg0[0, 0, 0] [1, 3, %{{.*}}] [1, 1, 1] : tensor<1x6x?xf32> to tensor<1x3x?xf32>
+// UNEVEN:         tensor.extract_slice %arg0[0, 3, 0] [1, 3, %{{.*}}] [1, 1, 1] : tensor<1x6x?xf32> to tensor<1x3x?xf32>
+// UNEVEN:         tensor.concat dim(1)
+// UNEVEN-REMARKS: remark: split into 2 row chunks along dim 1: force=true
+func.func @uneven_k_rank3(%a: tensor<1x6x?xf32>, %b: tensor<?x16xf32>) -> tensor<1x6x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x6x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x16xf32>) -> tensor<1x6x16xf32>
+  %p = linalg.generic {
+      indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>,
+                       affine_map<(b, s, n, k) -> (k, n)>,
+                       affine_map<(b, s, n, k) -> (b, s, n)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<1x6x?xf32>, tensor<?x16xf32>) outs(%z : tensor<1x6x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x6x16xf32>
+  %r = dtensor.all_reduce %p on @tp axes = [0] reduce = sum : tensor<1x6x16xf32>
+  return %r : tensor<1x6x16xf32>
 }
 
 //--- gate.mlir
