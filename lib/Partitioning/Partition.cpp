@@ -72,9 +72,17 @@ private:
 
   // Tensor helpers.
   Value zeroOf(Type elementType);
+  /// `value` padded with zeros along `dim` to `to` elements.
   Value padAlong(Value value, int64_t dim, OpFoldResult to);
+  /// Elements [offset, offset + size) of `value` along `dim`.
   Value sliceAlong(Value value, int64_t dim, OpFoldResult offset,
                    OpFoldResult size);
+  /// For padAlong and sliceAlong: if `value` has a static dim of size 0,
+  /// a tensor.empty of its sizes with `dim` resized to `size` (it has no
+  /// elements either); null otherwise. Upstream's slice verifiers reject
+  /// every static offset into a static dim of size 0, even for a size-0
+  /// slice, and bufferizing a pad slices its result.
+  Value emptyAlong(Value value, int64_t dim, OpFoldResult size);
   Value castTo(Value value, Type type);
 
   LogicalResult emitStep(RedistributeOp op);
@@ -207,6 +215,17 @@ Value Partitioner::zeroOf(Type elementType) {
                                    builder.getZeroAttr(elementType));
 }
 
+Value Partitioner::emptyAlong(Value value, int64_t dim, OpFoldResult size) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!llvm::is_contained(type.getShape(), 0))
+    return nullptr;
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(builder, loc(), value);
+  sizes[dim] = size;
+  return tensor::EmptyOp::create(builder, loc(), sizes,
+                                 type.getElementType());
+}
+
 Value Partitioner::padAlong(Value value, int64_t dim, OpFoldResult to) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<OpFoldResult> sizes =
@@ -214,6 +233,8 @@ Value Partitioner::padAlong(Value value, int64_t dim, OpFoldResult to) {
   OpFoldResult high = sub(to, sizes[dim]);
   if (getConstantIntValue(high) == 0)
     return value;
+  if (Value empty = emptyAlong(value, dim, to))
+    return empty;
   SmallVector<OpFoldResult> low(type.getRank(), constant(0));
   SmallVector<OpFoldResult> highs(type.getRank(), constant(0));
   highs[dim] = high;
@@ -231,6 +252,8 @@ Value Partitioner::sliceAlong(Value value, int64_t dim, OpFoldResult offset,
       tensor::getMixedSizes(builder, loc(), value);
   if (getConstantIntValue(offset) == 0 && isEqualConstantIntOrValue(size, sizes[dim]))
     return value;
+  if (Value empty = emptyAlong(value, dim, size))
+    return empty;
   SmallVector<OpFoldResult> offsets(type.getRank(), constant(0));
   SmallVector<OpFoldResult> strides(type.getRank(), constant(1));
   offsets[dim] = offset;
