@@ -110,6 +110,119 @@ static LogicalResult checkExpandShape(Operation *op) {
   return success();
 }
 
+/// The value of an index or integer SSA value that folds to a constant
+/// through arith.constant, arith.addi/subi/muli and tensor.dim of a static
+/// dim; none otherwise (or on overflow). Reads unverified IR generically.
+static std::optional<int64_t> foldInteger(Value value, unsigned depth = 0) {
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 16 || def->getNumResults() != 1)
+    return std::nullopt;
+  StringRef name = def->getName().getStringRef();
+  if (name == "arith.constant") {
+    auto attr = def->getAttrOfType<IntegerAttr>("value");
+    if (!attr || attr.getValue().getBitWidth() > 64)
+      return std::nullopt;
+    return attr.getValue().getSExtValue();
+  }
+  if (def->getNumOperands() != 2)
+    return std::nullopt;
+  if (name == "tensor.dim") {
+    auto type = dyn_cast<RankedTensorType>(def->getOperand(0).getType());
+    std::optional<int64_t> index = foldInteger(def->getOperand(1), depth + 1);
+    if (!type || !index || *index < 0 || *index >= type.getRank() ||
+        type.isDynamicDim(*index))
+      return std::nullopt;
+    return type.getDimSize(*index);
+  }
+  if (name != "arith.addi" && name != "arith.subi" && name != "arith.muli")
+    return std::nullopt;
+  std::optional<int64_t> lhs = foldInteger(def->getOperand(0), depth + 1);
+  std::optional<int64_t> rhs = foldInteger(def->getOperand(1), depth + 1);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (name == "arith.muli")
+    return checkedMul(*lhs, *rhs);
+  if (name == "arith.subi") {
+    if (*rhs == std::numeric_limits<int64_t>::min())
+      return std::nullopt;
+    return checkedAdd(*lhs, -*rhs);
+  }
+  return checkedAdd(*lhs, *rhs);
+}
+
+/// tensor.pad: upstream's verifier checks the result type against static
+/// padding only; with dynamic padding it accepts a static result smaller
+/// than the source (the padding must then be negative) and padding that
+/// folds to a negative constant, and one-shot-bufferize then builds a
+/// slice out of bounds. Refused: a static result dim smaller than its
+/// static source dim, padding that is or folds to a negative constant, and
+/// folded padding that contradicts a static result dim.
+static LogicalResult checkPad(Operation *op) {
+  auto staticLow = op->getAttrOfType<DenseI64ArrayAttr>("static_low");
+  auto staticHigh = op->getAttrOfType<DenseI64ArrayAttr>("static_high");
+  if (!staticLow || !staticHigh || op->getNumResults() != 1 ||
+      op->getNumOperands() < 1)
+    return success();
+  auto source = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = staticLow.size();
+  if (!source || !result || source.getRank() != rank ||
+      result.getRank() != rank || int64_t(staticHigh.size()) != rank)
+    return success();
+  // The dynamic entries are the operands after the source, low then high.
+  int64_t numLow = llvm::count_if(staticLow.asArrayRef(), ShapedType::isDynamic);
+  int64_t numHigh =
+      llvm::count_if(staticHigh.asArrayRef(), ShapedType::isDynamic);
+  if (int64_t(op->getNumOperands()) != 1 + numLow + numHigh)
+    return success();
+  auto folded = [&](ArrayRef<int64_t> entries, unsigned firstOperand) {
+    SmallVector<std::optional<int64_t>> values;
+    unsigned next = firstOperand;
+    for (int64_t entry : entries)
+      values.push_back(ShapedType::isDynamic(entry)
+                           ? foldInteger(op->getOperand(next++))
+                           : std::optional<int64_t>(entry));
+    return values;
+  };
+  SmallVector<std::optional<int64_t>> low = folded(staticLow.asArrayRef(), 1);
+  SmallVector<std::optional<int64_t>> high =
+      folded(staticHigh.asArrayRef(), 1 + numLow);
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    for (auto [side, value] : {std::pair(StringRef("low"), low[dim]),
+                               std::pair(StringRef("high"), high[dim])})
+      if (value && *value < 0)
+        return op->emitError(side)
+               << " padding of dimension " << dim << " is " << *value
+               << ", negative";
+    int64_t sourceSize = source.getDimSize(dim);
+    int64_t resultSize = result.getDimSize(dim);
+    if (ShapedType::isDynamic(sourceSize) || ShapedType::isDynamic(resultSize))
+      continue;
+    if (resultSize < sourceSize)
+      return op->emitError("result dimension ")
+             << dim << " of " << resultSize
+             << " elements is smaller than the source's " << sourceSize
+             << ": the padding would be negative";
+    if (!low[dim] || !high[dim])
+      continue;
+    std::optional<int64_t> padded = checkedAdd(sourceSize, *low[dim]);
+    if (padded)
+      padded = checkedAdd(*padded, *high[dim]);
+    if (padded != resultSize) {
+      InFlightDiagnostic diag =
+          op->emitError("padding of dimension ") << dim << " gives ";
+      if (padded)
+        diag << *padded;
+      else
+        diag << "more than 2^63";
+      return diag << " elements (" << sourceSize << " + " << *low[dim]
+                  << " low + " << *high[dim] << " high), but the result type "
+                  << result << " has " << resultSize;
+    }
+  }
+  return success();
+}
+
 LogicalResult mlir::dtensor::screenInput(Operation *root) {
   bool failedAny = false;
   root->walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -121,6 +234,8 @@ LogicalResult mlir::dtensor::screenInput(Operation *root) {
     if (name == "tensor.concat" && failed(checkConcat(op)))
       failedAny = true;
     else if (name == "tensor.expand_shape" && failed(checkExpandShape(op)))
+      failedAny = true;
+    else if (name == "tensor.pad" && failed(checkPad(op)))
       failedAny = true;
   });
   return failure(failedAny);

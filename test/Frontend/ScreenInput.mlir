@@ -68,3 +68,84 @@ func.func @ag_wraps(%x: tensor<4611686018427387904xf32>) -> tensor<0xf32> {
   %g = dtensor.all_gather %x on @tp axes = [0] gather_dim = 0 : tensor<4611686018427387904xf32> -> tensor<0xf32>
   return %g : tensor<0xf32>
 }
+
+// -----
+
+// tensor.pad (issue 26): upstream's verifier cannot check dynamic padding
+// against a static result, and one-shot-bufferize then slices out of
+// bounds. Padding that folds to constants (here 2 - dim(%a, 0) = -2) must
+// be non-negative and add up to the static result.
+func.func @pad_negative_dynamic(%a: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %d = tensor.dim %a, %c0 : tensor<4x8xf32>
+  %h = arith.subi %c2, %d : index
+  %cst = arith.constant 0.0 : f32
+  // expected-error @+1 {{high padding of dimension 0 is -2, negative}}
+  %p = tensor.pad %a low[0, 0] high[%h, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<4x8xf32> to tensor<2x8xf32>
+  return %p : tensor<2x8xf32>
+}
+
+// -----
+
+// Padding that is not foldable, but a static result smaller than the
+// static source: some padding must be negative.
+func.func @pad_result_smaller(%a: tensor<4x8xf32>, %h: index) -> tensor<2x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  // expected-error @+1 {{result dimension 0 of 2 elements is smaller than the source's 4: the padding would be negative}}
+  %p = tensor.pad %a low[0, 0] high[%h, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<4x8xf32> to tensor<2x8xf32>
+  return %p : tensor<2x8xf32>
+}
+
+// -----
+
+// Static negative low padding that the result type agrees with.
+func.func @pad_static_negative(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  // expected-error @+1 {{low padding of dimension 0 is -1, negative}}
+  %p = tensor.pad %a low[-1, 0] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<4x8xf32> to tensor<4x8xf32>
+  return %p : tensor<4x8xf32>
+}
+
+// -----
+
+// Foldable padding that contradicts the static result (4 + 1 + 2 != 9).
+func.func @pad_contradicts(%a: tensor<4x8xf32>) -> tensor<9x8xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  // expected-error @+1 {{padding of dimension 0 gives 7 elements (4 + 1 low + 2 high), but the result type 'tensor<9x8xf32>' has 9}}
+  %p = tensor.pad %a low[%c1, 0] high[2, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<4x8xf32> to tensor<9x8xf32>
+  return %p : tensor<9x8xf32>
+}
+
+// -----
+
+// Consistent pads pass: folded, dynamic and static.
+func.func @pad_ok(%a: tensor<4x8xf32>, %b: tensor<?x8xf32>, %h: index) -> (tensor<6x8xf32>, tensor<?x9xf32>) {
+  %c0 = arith.constant 0 : index
+  %c6 = arith.constant 6 : index
+  %d = tensor.dim %a, %c0 : tensor<4x8xf32>
+  %k = arith.subi %c6, %d : index
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %a low[0, 0] high[%k, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<4x8xf32> to tensor<6x8xf32>
+  %q = tensor.pad %b low[%h, 1] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<?x8xf32> to tensor<?x9xf32>
+  return %p, %q : tensor<6x8xf32>, tensor<?x9xf32>
+}
