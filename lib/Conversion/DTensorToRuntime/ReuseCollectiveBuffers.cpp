@@ -10,11 +10,12 @@
 //  - the input copy of a started collective, when nothing between the copy
 //    and the wait of its handle may write the copied buffer or an alias of
 //    it (upstream alias analysis; runtime calls write their output only);
-//  - the fresh output of an all_reduce, when the input buffer is a local
-//    allocation that dies at the collective (every other use of it, through
-//    views, ends before it, the reads of started collectives at their
-//    waits): the all_reduce then runs in place (the runtime passes
-//    MPI_IN_PLACE, or the same pointer to NCCL).
+//  - the fresh output of an all_reduce, when the input is a whole local
+//    allocation (not a slice or another view of one) that dies at the
+//    collective (every other use of it, through views, ends before it, the
+//    reads of started collectives at their waits): the all_reduce then runs
+//    in place (the runtime passes MPI_IN_PLACE, or the same pointer to
+//    NCCL).
 //
 // What it cannot prove safe keeps its copy or its fresh buffer: function
 // arguments and constants are never written, buffers that escape through a
@@ -181,12 +182,30 @@ static Operation *getUseEnd(Operation *user, Block *block) {
   return block->findAncestorOpInBlock(*user);
 }
 
-/// Lets an all_reduce write its result into its input buffer when that is a
-/// local allocation that dies at the collective.
+/// Whether `value` is all of `root`, element for element: `root` itself or
+/// casts of it. A view that may select part of the buffer or reorder it
+/// (a subview, a transpose, a reshape) is not, even where its type says the
+/// same shape: with dynamic sizes a slice of rows has the type of the whole.
+static bool isWholeBuffer(Value value, Value root) {
+  while (value != root) {
+    auto cast = value.getDefiningOp<memref::CastOp>();
+    if (!cast)
+      return false;
+    value = cast.getSource();
+  }
+  return true;
+}
+
+/// Lets an all_reduce write its result into its input buffer when the input
+/// is all of a local allocation that dies at the collective.
 static bool reuseInput(RuntimeCall c) {
   if (!c.is(RuntimeCollective::AllReduce))
     return false;
   Value in = getRootBuffer(c.getInput());
+  // The output replaces the input's whole allocation: the input must be all
+  // of it, or the result would be written over (and read back as) the rest.
+  if (!isWholeBuffer(c.getInput(), in))
+    return false;
   Value out = getRootBuffer(c.getOutput());
   auto inAlloc = in.getDefiningOp<memref::AllocOp>();
   auto outAlloc = out.getDefiningOp<memref::AllocOp>();

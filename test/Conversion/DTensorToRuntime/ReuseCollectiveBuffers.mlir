@@ -222,3 +222,42 @@ func.func @prefetch_local(%x: tensor<4xf32>, %n: index) -> (tensor<8xf32>, tenso
   %last = dtensor.wait %r#1 : !dtensor.future<tensor<8xf32>>
   return %last, %r#0 : tensor<8xf32>, tensor<4xf32>
 }
+
+// An all_reduce of a slice of a buffer that dies: the input is a view of
+// part of the allocation (a dynamic row count, so that the allocation and
+// the output have the same type), and the result must not be written over
+// the whole allocation: a fresh output the size of the slice
+// (issue 26: a 3-D mesh's reduce_scatter, slice, all_reduce).
+// CHECK-LABEL: func.func @slice_dies(
+// CHECK-SAME:      %[[N:[^:]*]]: index)
+// CHECK:         %[[Y:.*]] = memref.alloc(%{{.*}}) {{.*}}: memref<?x5xf32>
+// CHECK:         %[[V:.*]] = memref.subview %[[Y]][0, 0] [%[[N]], 5] [1, 1]
+// CHECK:         %[[R:.*]] = memref.alloc(%[[N]]) {{.*}}: memref<?x5xf32>
+// CHECK-DAG:     %[[IN:.*]] = memref.cast %[[V]]
+// CHECK-DAG:     %[[OUT:.*]] = memref.cast %[[R]]
+// CHECK:         call @dtensor_rt_all_reduce_f32(%{{.*}}, %[[IN]], %[[OUT]],
+// CHECK:         return %[[R]]
+func.func @slice_dies(%x: tensor<?x5xf32>, %n: index) -> tensor<?x5xf32> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?x5xf32>
+  %y_e = tensor.empty(%d) : tensor<?x5xf32>
+  %y = linalg.mul ins(%x, %x : tensor<?x5xf32>, tensor<?x5xf32>) outs(%y_e : tensor<?x5xf32>) -> tensor<?x5xf32>
+  %s = tensor.extract_slice %y[0, 0] [%n, 5] [1, 1] : tensor<?x5xf32> to tensor<?x5xf32>
+  %r = dtensor.all_reduce %s on @m axes = [0] reduce = sum : tensor<?x5xf32>
+  return %r : tensor<?x5xf32>
+}
+
+// The same with the whole dynamic buffer: reduced in place.
+// CHECK-LABEL: func.func @dynamic_dies(
+// CHECK:         %[[Y:.*]] = memref.alloc(%{{.*}}) {{.*}}: memref<?x5xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         call @dtensor_rt_all_reduce_f32(
+// CHECK:         return %[[Y]]
+func.func @dynamic_dies(%x: tensor<?x5xf32>) -> tensor<?x5xf32> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?x5xf32>
+  %y_e = tensor.empty(%d) : tensor<?x5xf32>
+  %y = linalg.mul ins(%x, %x : tensor<?x5xf32>, tensor<?x5xf32>) outs(%y_e : tensor<?x5xf32>) -> tensor<?x5xf32>
+  %r = dtensor.all_reduce %y on @m axes = [0] reduce = sum : tensor<?x5xf32>
+  return %r : tensor<?x5xf32>
+}
