@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Generates the layout-transition matrix of one mesh for dtensor-run.
+
+Every source layout (each placement combination of R, S(0), S(1) and P(sum)
+over the mesh axes) is materialized by a K-split matmul of a 2-D value whose
+sizes the mesh axes do not divide (7x5 by default), pinned by a
+`dtensor.annotate ... {dtensor.boundary}`, and returned in every layout it can
+reach: per mesh axis, a Partial target needs a replicated or Partial source
+(a shard cannot become a pending reduction). Each source layout becomes one
+function (@src_<placements>) with one result per target, so that one
+dtensor-run checks a whole row of the matrix; with --sources-per-func N, N
+source layouts share a function (fewer runs, larger programs).
+
+    gen-transitions.py --mesh 2x2 [--rows 7 --cols 5] [--sources-per-func N]
+                       [--min-partial-axes N]
+
+prints the program; --list prints the entry names, one per line (for a RUN
+line's loop). Python 3 standard library only.
+"""
+
+import argparse
+import itertools
+import sys
+
+PLACEMENTS = ["R", "S(0)", "S(1)", "P"]
+
+
+def tag(placement):
+    return {"R": "R", "S(0)": "S0", "S(1)": "S1", "P": "P"}[placement]
+
+
+def layout_name(layout):
+    return "_".join(tag(p) for p in layout)
+
+
+def reachable(source, target):
+    """Whether every mesh axis may go from its source to its target placement."""
+    return all(not (t == "P" and s.startswith("S")) for s, t in zip(source, target))
+
+
+def operand_layouts(source):
+    """The layouts of x (MxK) and w (KxN) whose matmul is `source` on each axis."""
+    x = {"R": "R", "S(0)": "S(0)", "S(1)": "R", "P": "S(1)"}
+    w = {"R": "R", "S(0)": "R", "S(1)": "S(1)", "P": "S(0)"}
+    return [x[p] for p in source], [w[p] for p in source]
+
+
+def layout_attr(layout):
+    return "#dtensor.layout<@g, [%s]>" % ", ".join(layout)
+
+
+def emit_function(name, sources, args):
+    m, n, k = args.rows, args.cols, args.k
+    params, results, body, returned = [], [], [], []
+    for i, source in enumerate(sources):
+        x, w = operand_layouts(source)
+        params.append("%%x%d: tensor<%dx%dxf32> {dtensor.layout = %s}" % (i, m, k, layout_attr(x)))
+        params.append("%%w%d: tensor<%dx%dxf32> {dtensor.layout = %s}" % (i, k, n, layout_attr(w)))
+        body.append(
+            "  %%y%d = linalg.matmul ins(%%x%d, %%w%d : tensor<%dx%dxf32>, tensor<%dx%dxf32>) "
+            "outs(%%f : tensor<%dx%dxf32>) -> tensor<%dx%dxf32>" % (i, i, i, m, k, k, n, m, n, m, n))
+        body.append(
+            "  %%s%d = dtensor.annotate %%y%d layout <@g, [%s]> {dtensor.boundary} : tensor<%dx%dxf32>"
+            % (i, i, ", ".join(source), m, n))
+        for target in itertools.product(PLACEMENTS, repeat=len(source)):
+            if reachable(source, target):
+                results.append("tensor<%dx%dxf32> {dtensor.layout = %s}" % (m, n, layout_attr(target)))
+                returned.append("%%s%d" % i)
+    lines = ["// %s: %d transitions" % (name, len(returned)),
+             "func.func private @%s(%s)" % (name, ",\n    ".join(params)),
+             "    -> (%s) {" % ",\n        ".join(results),
+             "  %zero = arith.constant 0.0 : f32",
+             "  %%e = tensor.empty() : tensor<%dx%dxf32>" % (m, n),
+             "  %%f = linalg.fill ins(%%zero : f32) outs(%%e : tensor<%dx%dxf32>) -> tensor<%dx%dxf32>"
+             % (m, n, m, n)]
+    lines += body
+    lines.append("  return %s : %s" % (", ".join(returned),
+                                        ", ".join(["tensor<%dx%dxf32>" % (m, n)] * len(returned))))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mesh", required=True, help="mesh shape, e.g. 2x2 or 2x2x2")
+    parser.add_argument("--rows", type=int, default=7, help="rows of the value (default 7)")
+    parser.add_argument("--cols", type=int, default=5, help="columns of the value (default 5)")
+    parser.add_argument("--k", type=int, default=0,
+                        help="contraction size (default: twice the mesh size)")
+    parser.add_argument("--sources-per-func", type=int, default=1,
+                        help="source layouts per function (default 1)")
+    parser.add_argument("--min-partial-axes", type=int, default=0,
+                        help="only the source layouts Partial on at least this many "
+                             "mesh axes (default 0: all)")
+    parser.add_argument("--list", action="store_true", help="print the entry names only")
+    args = parser.parse_args()
+    try:
+        shape = [int(s) for s in args.mesh.split("x")]
+    except ValueError:
+        parser.error("--mesh expects sizes separated by x, e.g. 2x2")
+    if not shape or any(s < 1 for s in shape) or args.sources_per_func < 1:
+        parser.error("mesh sizes and --sources-per-func must be positive")
+    if args.k == 0:
+        args.k = 2
+        for s in shape:
+            args.k *= s
+    sources = [s for s in itertools.product(PLACEMENTS, repeat=len(shape))
+               if s.count("P") >= args.min_partial_axes]
+    groups = [sources[i:i + args.sources_per_func]
+              for i in range(0, len(sources), args.sources_per_func)]
+    names = ["src_" + layout_name(g[0]) + ("" if len(g) == 1 else "_%d" % len(g))
+             for g in groups]
+    if args.list:
+        print("\n".join(names))
+        return 0
+    out = ["// Generated by test/e2e/gen-transitions.py --mesh %s: %d source layouts,"
+           % (args.mesh, len(sources)),
+           "// %dx%d values, K = %d." % (args.rows, args.cols, args.k),
+           "dtensor.mesh @g shape = [%s]" % ",".join(str(s) for s in shape), ""]
+    for name, group in zip(names, groups):
+        out.append(emit_function(name, group, args))
+        out.append("")
+    sys.stdout.write("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
