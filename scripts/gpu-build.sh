@@ -26,7 +26,13 @@ cp "$BIN/dtensor-launch" "$LIB/libdtensor_runtime_cuda.so" "$OUT/"
 # source NAME SRC N -> prints the program for N ranks (plan applied).
 source_for() {
   local name=$1 src=$2 n=$3 file plan dtype=f32 passes=()
-  if [[ "$src" == gen:* ]]; then
+  if [[ "$src" == trans:* ]]; then
+    # The layout-transition matrix of one mesh (test/e2e/gen-transitions.py).
+    file="$OUT/src/trans-${src#trans:}.mlir"
+    [ -f "$file" ] ||
+      python3 test/e2e/gen-transitions.py --mesh "${src#trans:}" > "$file" || return 1
+    plan=/nonexistent
+  elif [[ "$src" == gen:* ]]; then
     local args=${src#gen:}
     python3 bench/compile_time/gen_transformer.py ${args//,/ } \
       -o "$OUT/src/$name.gen.mlir" --plan "$OUT/src/$name.plan.json" >/dev/null || return 1
