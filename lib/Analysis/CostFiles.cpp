@@ -75,7 +75,8 @@ private:
 };
 } // namespace
 
-static std::string joinPath(StringRef path, StringRef key) {
+/// `path`.`key`: where a field of a cost file is, for messages.
+static std::string joinKeyPath(StringRef path, StringRef key) {
   return path.empty() ? key.str() : (path + "." + key).str();
 }
 
@@ -151,7 +152,7 @@ Error DescriptionReader::readAlgoProtoTable(
     const json::Value *row = object->get(algorithm);
     if (!row)
       continue;
-    std::string rowPath = joinPath(path, algorithm);
+    std::string rowPath = joinKeyPath(path, algorithm);
     const json::Object *rowObject = row->getAsObject();
     if (!rowObject)
       return makeError(source, rowPath +
@@ -164,7 +165,7 @@ Error DescriptionReader::readAlgoProtoTable(
       return err;
     for (auto [p, protocol] : llvm::enumerate(kProtocolNames))
       if (const json::Value *cell = rowObject->get(protocol))
-        if (Error err = readNumber(*cell, joinPath(rowPath, protocol),
+        if (Error err = readNumber(*cell, joinKeyPath(rowPath, protocol),
                                    Bound::NonNegative, table[a][p]))
           return err;
   }
@@ -228,7 +229,7 @@ Error DescriptionReader::readTuning(const json::Object &object,
         TableField{"intra_latency_us", &tuning.intraLatencyUs},
         TableField{"net_latency_us", &tuning.netLatencyUs}})
     if (const json::Value *value = object.get(field.key))
-      if (Error err = readAlgoProtoTable(*value, joinPath("nccl", field.key),
+      if (Error err = readAlgoProtoTable(*value, joinKeyPath("nccl", field.key),
                                          *field.table))
         return err;
   struct ScaleField {
@@ -244,7 +245,7 @@ Error DescriptionReader::readTuning(const json::Object &object,
         ScaleField{"tree_max_channel_gbps", &tuning.treeMaxChannelGBps}})
     if (const json::Value *value = object.get(field.key))
       if (Error err =
-              readScaleTable(*value, joinPath("nccl", field.key), *field.table))
+              readScaleTable(*value, joinKeyPath("nccl", field.key), *field.table))
         return err;
   if (const json::Value *value = object.get("net_overhead_us"))
     if (Error err = readNumber(*value, "nccl.net_overhead_us",
