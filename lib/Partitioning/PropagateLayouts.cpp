@@ -4,11 +4,16 @@
 // sharding strategy whose input redistributions cost least given the layouts
 // its operands already have. Values that ops create from scalars (empty,
 // splat constants, fills) take the layout their first consumer asks for.
+// propagateLayouts (include/dtensor/Partitioning/PropagateLayouts.h) does it
+// for one function; the dtensor-propagate-layouts pass for each function of
+// a module.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtensor/Target/Target.h"
+#include "dtensor/Partitioning/PropagateLayouts.h"
+
 #include "dtensor/Partitioning/Passes.h"
+#include "dtensor/Target/Target.h"
 
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Sharding/Redistribute.h"
@@ -719,6 +724,38 @@ static FailureOr<MeshOp> findMesh(func::FuncOp func,
   return failure();
 }
 
+} // namespace
+
+LogicalResult dtensor::propagateLayouts(func::FuncOp func,
+                                        const HardwareModel &hw,
+                                        SymbolTableCollection &symbols) {
+  if (func.isExternal())
+    return success();
+  // Local tensors at the function's boundary become global arguments
+  // and results laid out as their from_local/to_local say.
+  if (failed(globalizeLocalBoundaries(func)))
+    return failure();
+  bool distributed = false;
+  FailureOr<MeshOp> mesh = findMesh(func, symbols, distributed);
+  if (!distributed)
+    return success();
+  if (failed(mesh))
+    return failure();
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("only single-block functions can be propagated");
+  if (failed(verifyLayoutAttrs(func)))
+    return failure();
+  return Propagator(func, *mesh, hw).run();
+}
+
+LogicalResult dtensor::propagateLayouts(func::FuncOp func,
+                                        const HardwareModel &hw) {
+  SymbolTableCollection symbols;
+  return propagateLayouts(func, hw, symbols);
+}
+
+namespace {
+
 struct PropagateLayoutsPass
     : dtensor::impl::PropagateLayoutsPassBase<PropagateLayoutsPass> {
   using Base::Base;
@@ -728,27 +765,9 @@ struct PropagateLayoutsPass
     if (failed(hw))
       return signalPassFailure();
     SymbolTableCollection symbols;
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      // Local tensors at the function's boundary become global arguments
-      // and results laid out as their from_local/to_local say.
-      if (failed(globalizeLocalBoundaries(func)))
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(propagateLayouts(func, *hw, symbols)))
         return signalPassFailure();
-      bool distributed = false;
-      FailureOr<MeshOp> mesh = findMesh(func, symbols, distributed);
-      if (!distributed)
-        continue;
-      if (failed(mesh))
-        return signalPassFailure();
-      if (!func.getBody().hasOneBlock()) {
-        func.emitError("only single-block functions can be propagated");
-        return signalPassFailure();
-      }
-      if (failed(verifyLayoutAttrs(func)) ||
-          failed(Propagator(func, *mesh, *hw).run()))
-        return signalPassFailure();
-    }
   }
 };
 
