@@ -2,7 +2,7 @@
 //
 // The JSON an artifact of dtensor-compile returns from
 // dtensor_artifact_manifest(), as one type: the compiler writes it
-// (Compiler/Artifact.cpp), launchers read it (ArtifactLauncher.cpp):
+// (Compiler/Artifact.cpp), launchers read it (Launcher/LoadedArtifact.cpp):
 //
 //   {"target": "cuda:h200", "entry": "mlp", "unsharded": false,
 //    "integer_bounds": [16, ...], "undefined_results": [false, ...],
