@@ -57,34 +57,13 @@ LogicalResult mlir::dtensor::buildPipeline(OpPassManager &pm, Stage from,
       !options.costTable.empty())
     pm.addPass(createSetTargetPass(
         {options.target, options.hardwareFile, options.costTable}));
-  if (reaches(from, to, Stage::Propagated))
-    pm.addPass(createPropagateLayoutsPass());
-  if (reaches(from, to, Stage::Planned))
-    pm.addPass(createPlanRedistributionsPass());
-  if (reaches(from, to, Stage::PerRank)) {
-    pm.addPass(createPartitionPass());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-  }
-  if (reaches(from, to, Stage::Scheduled)) {
-    if (options.fuse.enabled) {
-      FuseCollectiveMatmulPassOptions fuse;
-      fuse.force = options.fuse.force;
-      fuse.minRows = options.fuse.minRows;
-      fuse.threshold = options.fuse.threshold;
-      pm.addPass(createFuseCollectiveMatmulPass(fuse));
-    }
-    if (options.splitAllReduce != 0) {
-      SplitMatmulAllReducePassOptions split;
-      split.chunks = options.splitAllReduce;
-      split.force = true;
-      split.memoryBudget = options.overlap.memoryBudget;
-      split.reportMemory = options.overlap.reportMemory;
-      pm.addPass(createSplitMatmulAllReducePass(split));
-    }
-    if (failed(addOverlapPasses(pm, options.overlap, error)))
-      return failure();
-  }
+  addPartitioningStagePasses(pm, {reaches(from, to, Stage::Propagated),
+                                  reaches(from, to, Stage::Planned),
+                                  reaches(from, to, Stage::PerRank)});
+  if (reaches(from, to, Stage::Scheduled) &&
+      failed(addOverlapStagePasses(pm, options.fuse, options.splitAllReduce,
+                                   options.overlap, error)))
+    return failure();
   if (reaches(from, to, Stage::LLVM))
     pm.addPass(createLowerToTargetPass());
   return success();

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DTENSOR_LIB_TRANSFORMS_ROWMATMUL_H
-#define DTENSOR_LIB_TRANSFORMS_ROWMATMUL_H
+#ifndef DTENSOR_LIB_OVERLAP_ROWMATMUL_H
+#define DTENSOR_LIB_OVERLAP_ROWMATMUL_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
@@ -42,4 +42,4 @@ void eraseIfDead(Value value);
 
 } // namespace mlir::dtensor
 
-#endif // DTENSOR_LIB_TRANSFORMS_ROWMATMUL_H
+#endif // DTENSOR_LIB_OVERLAP_ROWMATMUL_H

@@ -430,3 +430,24 @@ LogicalResult mlir::dtensor::addOverlapPasses(OpPassManager &pm,
     pm.addPass(std::move(pass));
   return success();
 }
+
+LogicalResult mlir::dtensor::addOverlapStagePasses(
+    OpPassManager &pm, const FuseOptions &fuse, int64_t splitAllReduce,
+    const OverlapOptions &overlap, std::string *error) {
+  if (fuse.enabled) {
+    FuseCollectiveMatmulPassOptions options;
+    options.force = fuse.force;
+    options.minRows = fuse.minRows;
+    options.threshold = fuse.threshold;
+    pm.addPass(createFuseCollectiveMatmulPass(options));
+  }
+  if (splitAllReduce != 0) {
+    SplitMatmulAllReducePassOptions options;
+    options.chunks = splitAllReduce;
+    options.force = true;
+    options.memoryBudget = overlap.memoryBudget;
+    options.reportMemory = overlap.reportMemory;
+    pm.addPass(createSplitMatmulAllReducePass(options));
+  }
+  return addOverlapPasses(pm, overlap, error);
+}

@@ -22,8 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DTENSOR_LIB_TRANSFORMS_SCHEDULING_H
-#define DTENSOR_LIB_TRANSFORMS_SCHEDULING_H
+#ifndef DTENSOR_LIB_OVERLAP_SCHEDULING_H
+#define DTENSOR_LIB_OVERLAP_SCHEDULING_H
 
 #include "dtensor/Analysis/CostEstimator.h"
 #include "dtensor/Overlap/Overlap.h"
@@ -222,4 +222,4 @@ void rescheduleFunctions(
 } // namespace sched
 } // namespace mlir::dtensor
 
-#endif // DTENSOR_LIB_TRANSFORMS_SCHEDULING_H
+#endif // DTENSOR_LIB_OVERLAP_SCHEDULING_H

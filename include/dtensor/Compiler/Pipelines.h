@@ -47,17 +47,6 @@ enum class Stage {
 std::optional<Stage> parseStage(llvm::StringRef name);
 llvm::StringRef getStageName(Stage stage);
 
-/// Comm-compute fusion (dtensor-fuse-collective-matmul).
-struct FuseOptions {
-  bool enabled = false;
-  /// Fuse every legal candidate, whatever the cost model says.
-  bool force = false;
-  /// Fuse where the product has at least this many rows (0: cost model).
-  int64_t minRows = 0;
-  /// Speedup a fusion must show in the cost model.
-  double threshold = 1.0;
-};
-
 struct PipelineOptions {
   /// The target as `<backend>[:<hardware>]` (`cuda:h100`), set on the module
   /// first; empty: the module's own `dtensor.target` (or the default).

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DTENSOR_TRANSFORMS_SCREEN_H
-#define DTENSOR_TRANSFORMS_SCREEN_H
+#ifndef DTENSOR_FRONTEND_SCREEN_H
+#define DTENSOR_FRONTEND_SCREEN_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -34,4 +34,4 @@ OwningOpRef<ModuleOp> parseAndScreen(llvm::SourceMgr &sourceMgr,
 
 } // namespace mlir::dtensor
 
-#endif // DTENSOR_TRANSFORMS_SCREEN_H
+#endif // DTENSOR_FRONTEND_SCREEN_H

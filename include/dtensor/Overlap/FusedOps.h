@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DTENSOR_TRANSFORMS_FUSEDOPS_H
-#define DTENSOR_TRANSFORMS_FUSEDOPS_H
+#ifndef DTENSOR_OVERLAP_FUSEDOPS_H
+#define DTENSOR_OVERLAP_FUSEDOPS_H
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
@@ -30,4 +30,4 @@ LogicalResult decomposeFusedOps(Operation *root);
 
 } // namespace mlir::dtensor
 
-#endif // DTENSOR_TRANSFORMS_FUSEDOPS_H
+#endif // DTENSOR_OVERLAP_FUSEDOPS_H

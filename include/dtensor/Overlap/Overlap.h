@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DTENSOR_TRANSFORMS_OVERLAP_H
-#define DTENSOR_TRANSFORMS_OVERLAP_H
+#ifndef DTENSOR_OVERLAP_OVERLAP_H
+#define DTENSOR_OVERLAP_OVERLAP_H
 
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -35,6 +35,17 @@ struct OverlapOptions {
   int64_t bucketCapBytes = 25 * 1024 * 1024;
 };
 
+/// Comm-compute fusion (dtensor-fuse-collective-matmul).
+struct FuseOptions {
+  bool enabled = false;
+  /// Fuse every legal candidate, whatever the cost model says.
+  bool force = false;
+  /// Fuse where the product has at least this many rows (0: cost model).
+  int64_t minRows = 0;
+  /// Speedup a fusion must show in the cost model.
+  double threshold = 1.0;
+};
+
 /// Every name the pipeline accepts: split-matmul-all-reduce,
 /// async-collectives, bucket-collectives, reorder-compute-for-overlap,
 /// sink-waits, raise-comms.
@@ -52,11 +63,19 @@ llvm::ArrayRef<llvm::StringRef> getDefaultOverlapPasses();
 std::unique_ptr<Pass> createOverlapPass(llvm::StringRef name,
                                         const OverlapOptions &options);
 
-/// Adds the passes `options.passes` names to `pm` (a module pass manager). Fails with a message in `error` for an
-/// unknown name.
+/// Adds the passes `options.passes` names to `pm` (a module pass manager).
+/// Fails with a message in `error` for an unknown name.
 LogicalResult addOverlapPasses(OpPassManager &pm, const OverlapOptions &options,
                                std::string *error = nullptr);
 
+/// This stage's piece of the pipeline, per-rank -> scheduled: fusion (where
+/// `fuse.enabled`), the forced split of matmul + all_reduce into
+/// `splitAllReduce` row chunks (0: none), then the scheduling passes.
+LogicalResult addOverlapStagePasses(OpPassManager &pm, const FuseOptions &fuse,
+                                    int64_t splitAllReduce,
+                                    const OverlapOptions &overlap,
+                                    std::string *error = nullptr);
+
 } // namespace mlir::dtensor
 
-#endif // DTENSOR_TRANSFORMS_OVERLAP_H
+#endif // DTENSOR_OVERLAP_OVERLAP_H

@@ -29,6 +29,19 @@ namespace mlir::dtensor {
 #define GEN_PASS_REGISTRATION
 #include "dtensor/Partitioning/Passes.h.inc"
 
+/// The steps of this stage a pipeline takes, in order.
+struct PartitioningSteps {
+  /// global -> propagated: dtensor-propagate-layouts.
+  bool propagate = true;
+  /// -> planned: dtensor-plan-redistributions.
+  bool plan = true;
+  /// -> per-rank: dtensor-partition, then canonicalize and cse.
+  bool partition = true;
+};
+
+/// This stage's piece of the pipeline: the passes of `steps`.
+void addPartitioningStagePasses(OpPassManager &pm, PartitioningSteps steps);
+
 } // namespace mlir::dtensor
 
 #endif // DTENSOR_PARTITIONING_PASSES_H
