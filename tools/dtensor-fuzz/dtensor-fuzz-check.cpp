@@ -121,11 +121,19 @@ int main(int argc, char **argv) {
     pm.enableVerifier(false);
     std::string parseError;
     llvm::raw_string_ostream os(parseError);
-    if (failed(parsePassPipeline(argv[i], pm, os))) {
+    // The text names its anchor (`builtin.module(...)`): parsed on its own,
+    // not into `pm`, which would nest it under the module and run it on the
+    // (absent) inner modules only.
+    FailureOr<OpPassManager> parsed = parsePassPipeline(argv[i], os);
+    if (succeeded(parsed) &&
+        parsed->getOpAnchorName() != ModuleOp::getOperationName())
+      os << "the pipeline must be anchored on " << ModuleOp::getOperationName();
+    if (failed(parsed) || !parseError.empty()) {
       llvm::errs() << "bad pipeline '" << argv[i] << "': " << parseError
                    << "\n";
       return 2;
     }
+    static_cast<OpPassManager &>(pm) = std::move(*parsed);
     pm.addInstrumentation(std::make_unique<VerifyAfterEachPass>(errors));
     if (failed(pm.run(*copy))) {
       llvm::outs() << "DIAGNOSTIC " << errors.message << "\n";
