@@ -1,13 +1,36 @@
 #!/usr/bin/env python3
-"""Structure-aware fuzzer for the dtensor compiler (issue 11).
+"""Structure-aware fuzzer for the dtensor compiler (issues 11 and 26).
 
-Takes the programs of the test corpus (test/**/*.mlir, examples/*.mlir,
-split at `// -----` and `//--- name` markers), mutates what the compiler
-reasons about -- placements, mesh shapes, tensor dims, element types,
-annotations, dimension attributes, extreme sizes -- and runs each mutant
-through `dtensor-fuzz-check` (tools/dtensor-fuzz), which parses, screens,
-verifies and runs every registered dtensor pipeline with a verifier after
-each pass. Outcomes per mutant and pipeline:
+Three modes (--mode):
+
+mutants (default): takes the programs of the test corpus (test/**/*.mlir,
+examples/*.mlir, split at `// -----` and `//--- name` markers), mutates what
+the compiler reasons about -- placements, mesh shapes, tensor dims, element
+types, annotations, dimension attributes, extreme sizes -- and runs each
+mutant through `dtensor-fuzz-check` (tools/dtensor-fuzz), which parses,
+screens, verifies and runs every registered dtensor pipeline with a
+verifier after each pass. With --differential, mutants the SPMD pipeline
+accepts on a mesh of 2 or 4 processes are also run by `dtensor-run -n N`
+against the unsharded program.
+
+transitions: generates layout transitions instead (the program text of
+test/e2e/gen-transitions.py): a random mesh (1-3 axes of 1-4 processes, at
+most 8 in all), a random 2-D f32 value (rows and columns from
+TRANSITION_SIZES: uneven and empty included), a random source layout (R,
+S(0), S(1) or one Partial reduction -- sum, avg, max, min -- per mesh axis)
+materialized by a K-split matmul and pinned by a boundary annotation, and
+a random target layout the source can reach. Each program goes through the
+checker's pipelines and through `dtensor-run -n <mesh size>` against the
+unsharded program.
+
+cuda: the corpus mutants through CUDA_PIPELINES, which lower for the CUDA
+target down to LLVM dialect host code with the kernels embedded as PTX
+(format=isa: no ptxas, no GPU); with --artifact, mutants the first of them
+accepts are also compiled by `dtensor-compile --target cuda` into a shared
+library. Skipped, with a message, where the checker was built without the
+CUDA target.
+
+Outcomes per program and pipeline:
 
   accepted     the pipeline succeeded, IR valid
   diagnostic   an error diagnostic (fine: the program was refused)
@@ -15,17 +38,19 @@ each pass. Outcomes per mutant and pipeline:
   crash        the checker died of a signal (bug)
   hang         the checker ran past the timeout (bug)
 
-With --differential, mutants the SPMD pipeline accepts on a mesh of 2 or 4
-processes are also run by `dtensor-run -n N` against the unsharded program:
-  diff-ok / diff-error (dtensor-run refused: exit 2) / wrong-result (exit 1,
-  a bug) / diff-crash / diff-hang.
+and of the runs under dtensor-run: diff-ok / diff-error (dtensor-run
+refused: exit 2) / wrong-result (exit 1, a bug) / diff-crash / diff-hang;
+of dtensor-compile: artifact-ok / artifact-error (refused: exit 1) /
+artifact-crash / artifact-hang. The messages of the refusals of generated
+transitions (all valid) and of dtensor-compile are summed up at the end.
 
-Bugs are written to --out (mutant + what happened). The exit code is 1 if
+Bugs are written to --out (program + what happened). The exit code is 1 if
 any bug was found. The run is deterministic for a seed and --iterations.
 """
 
 import argparse
 import glob
+import importlib.util
 import json
 import os
 import random
@@ -35,7 +60,8 @@ import sys
 import tempfile
 import time
 
-PIPELINES = [
+# Pipelines over a global-view program ...
+GLOBAL_PIPELINES = [
     "builtin.module(dtensor-spmd)",
     "builtin.module(dtensor-spmd,dtensor-overlap)",
     "builtin.module(dtensor-spmd,dtensor-split-matmul-all-reduce{force=true chunks=2},"
@@ -44,7 +70,10 @@ PIPELINES = [
     "split-all-reduce=2})",
     "builtin.module(dtensor-spmd,dtensor-specialize-rank{rank=1},canonicalize,"
     "dtensor-cpu-lowering)",
-    # Per-rank inputs of the corpus go straight to the later stages.
+]
+# ... and over the per-rank inputs of the corpus, which go straight to the
+# later stages.
+PER_RANK_PIPELINES = [
     "builtin.module(dtensor-overlap{passes=split-matmul-all-reduce,"
     "async-collectives,bucket-collectives,reorder-compute-for-overlap,"
     "sink-waits,raise-comms})",
@@ -53,9 +82,34 @@ PIPELINES = [
     "dtensor-fuse-collective-matmul{force=true},dtensor-decompose-fused,"
     "dtensor-specialize-rank{rank=3},canonicalize,dtensor-cpu-lowering)",
 ]
+PIPELINES = GLOBAL_PIPELINES + PER_RANK_PIPELINES
+
+# The CUDA target's lowering of global-view and per-rank programs, kernels
+# as PTX (format=isa): neither ptxas nor a GPU is needed. The first pipeline
+# is `dtensor-pipeline{to=llvm target=cuda:h100}` with PTX kernels.
+CUDA_PIPELINES = [
+    "builtin.module(dtensor-pipeline{to=scheduled target=cuda:h100},"
+    "dtensor-cuda-lowering{format=isa})",
+    "builtin.module(dtensor-pipeline{to=scheduled target=cuda:h200 fuse=true "
+    "fuse-force=true split-all-reduce=2},"
+    "dtensor-cuda-lowering{format=isa vector-bytes=0 O=0})",
+    "builtin.module(dtensor-pipeline{to=scheduled target=cuda "
+    "passes=async-collectives,bucket-collectives,"
+    "reorder-compute-for-overlap,sink-waits,raise-comms},"
+    "dtensor-cuda-lowering{format=isa block-size=64 vector-bytes=4})",
+    "builtin.module(dtensor-spmd,dtensor-specialize-rank{rank=1},canonicalize,"
+    "dtensor-cuda-lowering{format=isa matmul-context=false})",
+    # Per-rank inputs of the corpus go straight to the lowering.
+    "builtin.module(dtensor-decompose-fused,dtensor-cuda-lowering{format=isa})",
+]
 
 BUG_CLASSES = ("invalid-ir", "crash", "hang", "wrong-result", "diff-crash",
-               "diff-hang")
+               "diff-hang", "artifact-crash", "artifact-hang")
+
+# Rows, columns and contraction sizes of the transitions mode: uneven over
+# every mesh axis size, and empty.
+TRANSITION_SIZES = [0, 1, 2, 3, 5, 7, 8, 13]
+TRANSITION_REDUCTIONS = ["sum", "avg", "max", "min"]
 
 PLACEMENTS = ["R", "S(0)", "S(1)", "S(2)", "P(sum)", "P(avg)", "P(max)",
               "P(min)", "P(product)", "P"]
@@ -216,9 +270,9 @@ def mutate(rng, text):
     return out
 
 
-def run_checker(checker, path, timeout):
+def run_checker(checker, path, timeout, pipelines=None):
     try:
-        proc = subprocess.run([checker, path] + PIPELINES,
+        proc = subprocess.run([checker, path] + (pipelines or PIPELINES),
                               capture_output=True, text=True,
                               timeout=timeout)
     except OSError as e:
@@ -238,6 +292,8 @@ def run_checker(checker, path, timeout):
             results.append(("diagnostic", pipeline, line[11:]))
         elif line.startswith("INVALID"):
             results.append(("invalid-ir", pipeline, line[8:]))
+    if proc.returncode == 2 and "bad pipeline" in proc.stderr:
+        sys.exit("%s: %s" % (checker, proc.stderr.strip()))
     if proc.returncode < 0 or proc.returncode in (134, 136, 139):
         results.append(("crash", pipeline,
                         "signal %d: %s" % (-proc.returncode,
@@ -270,47 +326,145 @@ def mesh_processes(text):
     return n
 
 
-def run_differential(runner, path, text, timeout):
-    n = mesh_processes(text)
-    if n not in (2, 4):
-        return None
+def run_differential(runner, path, n, timeout, entry=None, seed=1):
+    """Runs the program on n ranks under dtensor-run against the unsharded
+    program."""
+    what = "dtensor-run -n %d" % n
+    cmd = [runner, path, "-n", str(n), "--seed", str(seed),
+           "--timeout", str(int(timeout))]
+    if entry:
+        cmd += ["--entry", entry]
     try:
-        proc = subprocess.run([runner, path, "-n", str(n), "--seed", "1",
-                               "--timeout", str(int(timeout))],
-                              capture_output=True, text=True,
+        proc = subprocess.run(cmd, capture_output=True, text=True,
                               timeout=timeout + 30)
     except subprocess.TimeoutExpired:
-        return ("diff-hang", "dtensor-run -n %d" % n, "")
+        return ("diff-hang", what, "")
     except OSError as e:
-        # The runner is being rebuilt: not the mutant's fault.
-        return ("diff-error", "dtensor-run -n %d" % n, str(e))
+        # The runner is being rebuilt: not the program's fault.
+        return ("diff-error", what, str(e))
     tail = (proc.stdout + proc.stderr)[-2000:]
     if proc.returncode == 0:
-        return ("diff-ok", "dtensor-run -n %d" % n, "")
+        return ("diff-ok", what, "")
     if proc.returncode == 1:
-        return ("wrong-result", "dtensor-run -n %d" % n, tail)
+        return ("wrong-result", what, tail)
     if proc.returncode == 2:
-        return ("diff-error", "dtensor-run -n %d" % n, tail)
-    return ("diff-crash", "dtensor-run -n %d" % n, tail)
+        return ("diff-error", what, tail)
+    return ("diff-crash", what, tail)
+
+
+def run_artifact(compiler, path, out_path, timeout):
+    """Compiles the program for the CUDA target into a shared library over
+    the CUDA runtime (where the toolkit has no ptxas, the kernels are
+    embedded as PTX)."""
+    what = "dtensor-compile --target cuda:h100"
+    try:
+        proc = subprocess.run([compiler, path, "-o", out_path, "--target",
+                               "cuda:h100"],
+                              capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return ("artifact-hang", what, "timeout %ss" % timeout)
+    except OSError as e:
+        return ("artifact-error", what, str(e))
+    tail = proc.stderr[-2000:]
+    if proc.returncode == 0:
+        return ("artifact-ok", what, "")
+    if proc.returncode == 1:
+        return ("artifact-error", what, tail)
+    return ("artifact-crash", what, "exit %d: %s" % (proc.returncode, tail))
+
+
+def load_transition_generator(root):
+    """test/e2e/gen-transitions.py as a module: the one place that writes
+    the transition programs."""
+    path = os.path.join(root, "test", "e2e", "gen-transitions.py")
+    spec = importlib.util.spec_from_file_location("gen_transitions", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def generate_transition(rng, gen):
+    """A random layout transition of a 2-D value on a random mesh: (program
+    text, mesh size, description)."""
+    while True:
+        shape = [rng.randint(1, 4) for _ in range(rng.randint(1, 3))]
+        n = 1
+        for size in shape:
+            n *= size
+        if n <= 8:
+            break
+    rows, cols, k = (rng.choice(TRANSITION_SIZES) for _ in range(3))
+    # One Partial reduction per layout (LAYOUT4).
+    partial = "P(%s)" % rng.choice(TRANSITION_REDUCTIONS)
+    source = tuple(rng.choice(["R", "S(0)", "S(1)", partial]) for _ in shape)
+    target = rng.choice(gen.reachable_targets(source, gen.ALL_PLACEMENTS))
+    what = "mesh %s, %dx%d (K %d), [%s] -> [%s]" % (
+        "x".join(map(str, shape)), rows, cols, k, ", ".join(source),
+        ", ".join(target))
+    text = "\n".join([
+        "// dtensor_fuzz.py --mode transitions: " + what,
+        gen.emit_mesh(shape),
+        gen.emit_function("f", [(source, [target])], rows, cols, k), ""])
+    return text, n, what
+
+
+def refusal_key(detail):
+    """A refusal's message without locations and numbers (to count alike
+    ones together)."""
+    lines = detail.strip().splitlines() or [""]
+    errors = [l for l in lines if "error: " in l]
+    message = errors[0].rsplit("error: ", 1)[1] if errors else lines[0]
+    return re.sub(r"\d+", "N", message)[:160]
+
+
+PROBE = "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n" \
+        "  return %x : tensor<2xf32>\n}\n"
+
+
+def checker_has_cuda(checker, tmp):
+    """Whether the checker knows the CUDA target's pipelines."""
+    path = os.path.join(tmp, "probe.mlir")
+    with open(path, "w") as f:
+        f.write(PROBE)
+    try:
+        proc = subprocess.run([checker, path, CUDA_PIPELINES[0]],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        sys.exit("cannot run %s: %s" % (checker, e))
+    return not (proc.returncode == 2 and "bad pipeline" in proc.stderr)
 
 
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mode", choices=("mutants", "transitions", "cuda"),
+                    default="mutants",
+                    help="mutants of the corpus through the dtensor "
+                         "pipelines (default), generated layout "
+                         "transitions through the pipelines and "
+                         "dtensor-run, or mutants through the CUDA "
+                         "target's lowering")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--iterations", type=int, default=0,
-                    help="mutants to run (0: until --seconds)")
+                    help="programs to run (0: until --seconds)")
     ap.add_argument("--seconds", type=float, default=0,
                     help="stop after this long (0: only --iterations)")
     ap.add_argument("--timeout", type=float, default=20,
-                    help="seconds per mutant before it counts as a hang")
+                    help="seconds per program before it counts as a hang")
     ap.add_argument("--checker", default=os.path.join(
         root, "build", "bin", "dtensor-fuzz-check"))
     ap.add_argument("--runner", default=os.path.join(
         root, "build", "bin", "dtensor-run"))
+    ap.add_argument("--compiler", default=os.path.join(
+        root, "build", "bin", "dtensor-compile"))
     ap.add_argument("--differential", action="store_true",
-                    help="also run accepted mutants on 2 or 4 ranks")
+                    help="mutants: also run accepted mutants on 2 or 4 "
+                         "ranks (the transitions mode always runs them)")
+    ap.add_argument("--artifact", action="store_true",
+                    help="cuda: also compile accepted mutants to a shared "
+                         "library with dtensor-compile --target cuda")
     ap.add_argument("--corpus", nargs="*", default=None,
                     help="files (default: test/**/*.mlir, examples/*.mlir)")
     ap.add_argument("--out", default="fuzz-out",
@@ -320,70 +474,119 @@ def main():
     if not args.iterations and not args.seconds:
         args.iterations = 100
 
-    paths = args.corpus
-    if paths is None:
-        paths = sorted(glob.glob(os.path.join(root, "test", "**", "*.mlir"),
-                                 recursive=True) +
-                       glob.glob(os.path.join(root, "examples", "*.mlir")))
-        # Fuzzer findings live in test/fuzz; they are already minimal.
-    programs = split_corpus(paths)
-    if not programs:
-        print("no programs in the corpus", file=sys.stderr)
-        return 2
-    # Programs written to be rejected (diagnostic tests) mostly stay
-    # rejected after a mutation: they get a small share of the mutants.
-    weights = [1 if re.search(r"invalid|malformed|errors", src) else 8
-               for src, _ in programs]
+    programs, weights, gen = [], [], None
+    if args.mode == "transitions":
+        gen = load_transition_generator(root)
+    else:
+        paths = args.corpus
+        if paths is None:
+            paths = sorted(
+                glob.glob(os.path.join(root, "test", "**", "*.mlir"),
+                          recursive=True) +
+                glob.glob(os.path.join(root, "examples", "*.mlir")))
+        programs = split_corpus(paths)
+        if not programs:
+            print("no programs in the corpus", file=sys.stderr)
+            return 2
+        # Programs written to be rejected (diagnostic tests) mostly stay
+        # rejected after a mutation: they get a small share of the mutants.
+        weights = [1 if re.search(r"invalid|malformed|errors", src) else 8
+                   for src, _ in programs]
+    pipelines = {"mutants": PIPELINES, "transitions": GLOBAL_PIPELINES,
+                 "cuda": CUDA_PIPELINES}[args.mode]
     rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     counts = {}
-    mutants = bugs = 0
+    refusals = {}
+    done = bugs = 0
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.mode == "cuda" and not checker_has_cuda(args.checker, tmp):
+            print("fuzz: --mode cuda skipped: %s was built without the CUDA "
+                  "target (configure with -DDTENSOR_ENABLE_CUDA=ON)"
+                  % args.checker)
+            return 0
         while True:
-            if args.iterations and mutants >= args.iterations:
+            if args.iterations and done >= args.iterations:
                 break
             if args.seconds and time.time() - start >= args.seconds:
                 break
-            source, text = rng.choices(programs, weights)[0]
-            mutant = mutate(rng, text)
-            path = os.path.join(tmp, "mutant.mlir")
+            if gen:
+                program, n, source = generate_transition(rng, gen)
+            else:
+                source, text = rng.choices(programs, weights)[0]
+                program = mutate(rng, text)
+                source = os.path.relpath(source, root)
+            path = os.path.join(tmp, "program.mlir")
             with open(path, "w") as f:
-                f.write(mutant)
-            mutants += 1
-            results = run_checker(args.checker, path, args.timeout)
-            if args.differential and any(
-                    kind == "accepted" and pipeline == PIPELINES[0]
-                    for kind, pipeline, _ in results):
-                diff = run_differential(args.runner, path, mutant,
-                                        args.timeout)
-                if diff:
-                    results.append(diff)
+                f.write(program)
+            done += 1
+            results = run_checker(args.checker, path, args.timeout,
+                                  pipelines)
+            first_accepted = any(kind == "accepted" and pipeline ==
+                                 pipelines[0]
+                                 for kind, pipeline, _ in results)
+            if gen:
+                results.append(run_differential(
+                    args.runner, path, n, args.timeout, entry="f",
+                    seed=rng.randrange(1 << 30)))
+            elif args.mode == "mutants" and args.differential and \
+                    first_accepted and mesh_processes(program) in (2, 4):
+                results.append(run_differential(
+                    args.runner, path, mesh_processes(program),
+                    args.timeout))
+            elif args.mode == "cuda" and args.artifact and first_accepted:
+                results.append(run_artifact(
+                    args.compiler, path, os.path.join(tmp, "artifact.so"),
+                    args.timeout))
             for kind, pipeline, detail in results:
                 counts[kind] = counts.get(kind, 0) + 1
+                if (gen and kind in ("diagnostic", "diff-error")) or \
+                        kind == "artifact-error":
+                    key = refusal_key(detail)
+                    refusals.setdefault(key, [0, source])[0] += 1
                 if kind not in BUG_CLASSES:
                     continue
                 bugs += 1
-                name = "%s-%d-%d" % (kind, args.seed, mutants)
+                name = "%s-%d-%d" % (kind, args.seed, done)
+                if args.mode != "mutants":
+                    name = "%s-%s" % (args.mode, name)
                 with open(os.path.join(args.out, name + ".mlir"), "w") as f:
                     f.write("// %s in %s (from %s)\n" % (
-                        kind, pipeline, os.path.relpath(source, root)))
-                    f.write(mutant)
+                        kind, pipeline, source))
+                    f.write(program)
                 with open(os.path.join(args.out, name + ".json"), "w") as f:
-                    json.dump({"kind": kind, "pipeline": pipeline,
-                               "source": os.path.relpath(source, root),
-                               "seed": args.seed, "mutant": mutants,
+                    json.dump({"kind": kind, "mode": args.mode,
+                               "pipeline": pipeline, "source": source,
+                               "seed": args.seed, "iteration": done,
                                "detail": detail}, f, indent=1)
                 print("BUG %s in %s: %s (%s)" % (
                     kind, pipeline, name, detail.strip()[:200]))
             if args.verbose:
-                print(mutants, [r[0] for r in results])
+                print(done, *([source] if gen else []),
+                      [r[0] for r in results])
     elapsed = time.time() - start
-    print("fuzz: seed %d, %d mutants of %d programs in %.0f s" % (
-        args.seed, mutants, len(programs), elapsed))
-    for kind in ("accepted", "diagnostic") + BUG_CLASSES + (
-            "diff-ok", "diff-error"):
+    if gen:
+        print("fuzz: seed %d, %d transitions in %.0f s" % (
+            args.seed, done, elapsed))
+    else:
+        print("fuzz: seed %d, %d %smutants of %d programs in %.0f s" % (
+            args.seed, done, "cuda " if args.mode == "cuda" else "",
+            len(programs), elapsed))
+    kinds = ("accepted", "diagnostic") + BUG_CLASSES[:6]
+    if args.mode == "cuda":
+        kinds = kinds[:5]
+        if args.artifact:
+            kinds += ("artifact-ok", "artifact-error") + BUG_CLASSES[6:]
+    else:
+        kinds += ("diff-ok", "diff-error")
+    for kind in kinds:
         print("  %-12s %d" % (kind, counts.get(kind, 0)))
+    # A generated transition is valid: a refusal is no crash, but worth a
+    # look.
+    for key, (count, example) in sorted(refusals.items(),
+                                        key=lambda kv: -kv[1][0]):
+        print("  refused %dx: %s (e.g. %s)" % (count, key, example))
     print("fuzz: %d bugs" % bugs)
     return 1 if bugs else 0
 
