@@ -384,9 +384,11 @@ void cuda::warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
                             consumer ? total : combine(old, partial), out,
                             rowIndices);
   }
-  rewriter.eraseOp(op);
-  if (!consumer)
+  // `op` goes last: the consumer's chunks look up its inputs.
+  if (!consumer) {
+    rewriter.eraseOp(op);
     return;
+  }
   // The consumer over the row: lane l takes chunks of `consumerLanes`
   // elements starting at l * consumerLanes, 32 chunks apart; reading a
   // reduction input element by element (the same buffer and map), a
@@ -432,4 +434,5 @@ void cuda::warpReduce(IRRewriter &rewriter, linalg::LinalgOp op,
                     given({}));
   }
   rewriter.eraseOp(consumer);
+  rewriter.eraseOp(op);
 }
