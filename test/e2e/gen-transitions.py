@@ -15,7 +15,10 @@ source layouts share a function (fewer runs, larger programs).
                        [--min-partial-axes N]
 
 prints the program; --list prints the entry names, one per line (for a RUN
-line's loop). Python 3 standard library only.
+line's loop). Python 3 standard library only. The fuzzer's transitions mode
+(scripts/fuzz/dtensor_fuzz.py --mode transitions) imports this file and
+writes its programs with emit_mesh and emit_function, over ALL_PLACEMENTS
+(every Partial reduction).
 """
 
 import argparse
