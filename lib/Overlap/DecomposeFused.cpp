@@ -25,6 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RowMatmul.h"
+
 #include "dtensor/Overlap/FusedOps.h"
 #include "dtensor/Overlap/Passes.h"
 
@@ -351,6 +353,13 @@ LogicalResult mlir::dtensor::decomposeFusedOp(Operation *op) {
   int64_t groupSize = mesh.getGroupSize(collective.getMeshAxes());
   if (groupSize < 1)
     return op->emitError("empty group");
+  // Slices of a size-0 dimension are invalid IR, and there is nothing to
+  // overlap: dtensor-fuse-collective-matmul never fuses such an op.
+  if (llvm::any_of(op->getOperandTypes(), hasEmptyDim) ||
+      llvm::any_of(op->getResultTypes(), hasEmptyDim))
+    return op->emitError("cannot decompose a fused op on a tensor with an "
+                         "empty dimension; use the unfused collective and "
+                         "matmul");
 
   // An asynchronous fused op runs its pipeline where it is started; the
   // pipeline overlaps its own steps.

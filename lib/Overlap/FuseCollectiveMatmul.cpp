@@ -161,8 +161,7 @@ Value plainB(OpBuilder &b, const RowMatmul &matmul) {
 void eraseView(Operation *view) {
   SmallVector<Value> operands(llvm::drop_begin(view->getOperands()));
   view->erase();
-  for (Value operand : operands)
-    eraseIfDead(operand);
+  eraseIfDead(operands);
 }
 
 /// Erases a replaced matmul and its init if that became dead.

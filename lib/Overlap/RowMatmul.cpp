@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::dtensor;
@@ -47,7 +49,7 @@ std::optional<RowMatmul> mlir::dtensor::matchRowMatmul(Operation *op,
   // Nothing to pipeline or chunk, and slices of a size-0 dim are invalid
   // (MLIR reports any offset there as out of bounds).
   for (Type type : op->getOperandTypes())
-    if (llvm::is_contained(cast<ShapedType>(type).getShape(), 0)) {
+    if (hasEmptyDim(type)) {
       why = "an operand has a dimension of size 0";
       return std::nullopt;
     }
@@ -94,12 +96,30 @@ std::optional<RowMatmul> mlir::dtensor::matchRowMatmul(Operation *op,
   return match;
 }
 
-void mlir::dtensor::eraseIfDead(Value value) {
-  Operation *op = value ? value.getDefiningOp() : nullptr;
-  if (!op || !isOpTriviallyDead(op))
-    return;
-  SmallVector<Value> operands(op->getOperands());
-  op->erase();
-  for (Value operand : operands)
-    eraseIfDead(operand);
+bool mlir::dtensor::hasEmptyDim(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  return shaped && shaped.hasRank() && llvm::is_contained(shaped.getShape(), 0);
+}
+
+void mlir::dtensor::eraseIfDead(ValueRange values) {
+  // The defining ops, taken before anything is erased: an erased op's
+  // results must not be looked at again (an op with two dead operands from
+  // one producer, or a value among `values` that an earlier one's producers
+  // include). No op is created meanwhile, so an erased address stays unused.
+  llvm::SetVector<Operation *> worklist;
+  for (Value value : values)
+    if (Operation *op = value ? value.getDefiningOp() : nullptr)
+      worklist.insert(op);
+  llvm::SmallPtrSet<Operation *, 16> erased;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (erased.contains(op) || !isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        if (!erased.contains(producer))
+          worklist.insert(producer);
+    op->erase();
+    erased.insert(op);
+  }
 }

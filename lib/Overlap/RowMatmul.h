@@ -36,9 +36,14 @@ bool isZeroTensor(Value value);
 /// Matches `op` as a row matmul; otherwise says why not in `why`.
 std::optional<RowMatmul> matchRowMatmul(Operation *op, std::string &why);
 
-/// Erases the op defining `value` and, recursively, its producers, while
-/// they are trivially dead.
-void eraseIfDead(Value value);
+/// Whether `type` is a ranked shaped type with a static dimension of size 0:
+/// nothing to pipeline or chunk, and slices of it are invalid IR.
+bool hasEmptyDim(Type type);
+
+/// Erases the ops defining `values` and, recursively, their producers, while
+/// they are trivially dead. Each op is erased once, however many of the
+/// values (or of a dead op's operands) it defines.
+void eraseIfDead(ValueRange values);
 
 } // namespace mlir::dtensor
 

@@ -1,10 +1,10 @@
 // Fused comm + compute ops become ring pipelines: per step a chunk matmul
 // overlapped with an asynchronous dtensor.permute; chunk order follows the
 // group order of all_gather and the chunk-per-index of reduce_scatter.
-// RUN: dtensor-opt %s --split-input-file --dtensor-decompose-fused | FileCheck %s
+// RUN: dtensor-opt %s --split-input-file --dtensor-decompose-fused -verify-diagnostics | FileCheck %s
 // dtensor-lower-to-runtime decomposes fused ops the same way before it
 // lowers collectives: the pipeline's permutes become runtime calls.
-// RUN: dtensor-opt %s --split-input-file --dtensor-lower-to-runtime | FileCheck %s --check-prefix=RT
+// RUN: dtensor-opt %s --split-input-file --dtensor-lower-to-runtime -verify-diagnostics | FileCheck %s --check-prefix=RT
 
 // all_gather_matmul on 4 ranks, two Bs, the gathered A used: step s holds
 // the shard of group index (r + s) mod 4 and writes row block (r + s) mod 4;
@@ -210,4 +210,16 @@ dtensor.mesh @one shape = [1]
 func.func @single(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>) -> (tensor<2x8xf32>, tensor<2x4xf32>) {
   %g, %c = dtensor.all_gather_matmul %a, %b on @one axes = [0] gather_dim = 0 : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x8xf32>, tensor<2x4xf32>
   return %g, %c : tensor<2x8xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// A fused op on a tensor with a size-0 dimension is refused: its pipeline
+// would slice the empty dimension (invalid IR), and there is nothing to
+// overlap. Found by the fuzzer (issue 26).
+dtensor.mesh @tp shape = [2]
+func.func @empty_n(%a: tensor<?x4xi8>, %b: tensor<4x0xi8>) -> tensor<8x0xi8> {
+  // expected-error @below {{cannot decompose a fused op on a tensor with an empty dimension}}
+  %g, %c = dtensor.all_gather_matmul %a, %b on @tp axes = [0] gather_dim = 0 : tensor<?x4xi8>, tensor<4x0xi8> -> tensor<8x4xi8>, tensor<8x0xi8>
+  return %c : tensor<8x0xi8>
 }

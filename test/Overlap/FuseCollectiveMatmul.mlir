@@ -424,3 +424,27 @@ func.func @more_negative(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %x: tensor<1x
   %g = dtensor.all_gather %x on @tp axes = [0] gather_dim = 0 : tensor<1x2x4x8xf32> -> tensor<2x2x4x8xf32>
   return %r, %v, %g : tensor<2x2x8xf32>, tensor<2x4x8xf32>, tensor<2x2x4x8xf32>
 }
+
+// -----
+
+// Nothing to pipeline on an empty dimension (a pipeline would slice it):
+// neither direction fuses.
+dtensor.mesh @tp shape = [4]
+// CHECK-LABEL: func @empty_dims
+// CHECK-NOT: dtensor.all_gather_matmul
+// CHECK-NOT: dtensor.matmul_reduce_scatter
+func.func @empty_dims(%a: tensor<2x16xf32>, %b: tensor<16x0xf32>, %x: tensor<0x16xf32>, %w: tensor<16x32xf32>) -> (tensor<8x0xf32>, tensor<0x32xf32>) {
+  // expected-remark @below {{not fused: no matmul can take the gathered A: an operand has a dimension of size 0}}
+  %g = dtensor.all_gather %a on @tp axes = [0] gather_dim = 0 : tensor<2x16xf32> -> tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x0xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x0xf32>) -> tensor<8x0xf32>
+  %c = linalg.matmul ins(%g, %b : tensor<8x16xf32>, tensor<16x0xf32>) outs(%f : tensor<8x0xf32>) -> tensor<8x0xf32>
+  %e2 = tensor.empty() : tensor<0x128xf32>
+  %w4 = tensor.empty() : tensor<16x128xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<0x128xf32>) -> tensor<0x128xf32>
+  %p = linalg.matmul ins(%x, %w4 : tensor<0x16xf32>, tensor<16x128xf32>) outs(%f2 : tensor<0x128xf32>) -> tensor<0x128xf32>
+  // expected-remark @below {{not fused: its operand is not produced by a matmul: an operand has a dimension of size 0}}
+  %r = dtensor.reduce_scatter %p on @tp axes = [0] scatter_dim = 1 reduce = sum : tensor<0x128xf32> -> tensor<0x32xf32>
+  return %c, %r : tensor<8x0xf32>, tensor<0x32xf32>
+}
