@@ -71,7 +71,7 @@ public:
 
   llvm::Error run(const RankJob &job) override {
     llvm::Expected<std::vector<std::string>> command = getMpirunCommand(
-        mpirun, job.ranks, {worker, "--worker=" + job.workDir});
+        mpirun, job.ranks, {worker, "--worker=" + job.workDir}, job.workDir);
     if (!command)
       return command.takeError();
     int status = runWithTimeout(*command, job.timeoutSeconds);

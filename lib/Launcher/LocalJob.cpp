@@ -220,7 +220,7 @@ int launcher::runLocalJob(const ArtifactLaunchOptions &options,
   os.flush();
   if (artifact.backend == "cpu") {
     llvm::Expected<std::vector<std::string>> mpirun =
-        getMpirunCommand(options.mpirun, options.nproc, command);
+        getMpirunCommand(options.mpirun, options.nproc, command, workDir);
     if (!mpirun)
       return launchError(llvm::toString(mpirun.takeError()));
     int status = runWithTimeout(*mpirun, options.timeoutSeconds);

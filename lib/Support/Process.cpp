@@ -48,7 +48,8 @@ int mlir::dtensor::runWithTimeout(const std::vector<std::string> &argv,
 
 llvm::Expected<std::vector<std::string>>
 mlir::dtensor::getMpirunCommand(const std::string &mpirun, int64_t ranks,
-                                const std::vector<std::string> &program) {
+                                const std::vector<std::string> &program,
+                                const std::string &sessionDir) {
   auto found = llvm::sys::findProgramByName(mpirun);
   if (!found || !llvm::sys::fs::can_execute(*found))
     return llvm::createStringError(
@@ -56,7 +57,13 @@ mlir::dtensor::getMpirunCommand(const std::string &mpirun, int64_t ranks,
         "'" + mpirun +
             "' not found: install OpenMPI (scripts/setup.sh does) or pass "
             "--mpirun");
-  std::vector<std::string> command = {*found};
+  std::vector<std::string> command;
+  if (!sessionDir.empty()) {
+    auto env = llvm::sys::findProgramByName("env");
+    if (env)
+      command = {*env, "TMPDIR=" + sessionDir};
+  }
+  command.push_back(*found);
   if (getuid() == 0)
     command.push_back("--allow-run-as-root");
   for (const char *arg : {"--oversubscribe", "--bind-to", "none", "-n"})

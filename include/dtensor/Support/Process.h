@@ -29,10 +29,14 @@ int runWithTimeout(const std::vector<std::string> &argv,
 
 /// `mpirun [--allow-run-as-root] --oversubscribe --bind-to none -n N
 /// <program...>`, with mpirun found on PATH (or at its path); an error says
-/// how to get one.
+/// how to get one. With a `sessionDir` (the job's own directory), mpirun
+/// runs with TMPDIR there: Open MPI creates its session directory under
+/// TMPDIR, and two jobs starting at once under one TMPDIR can race on it
+/// ("mkdir ... File exists", orte_init fails).
 llvm::Expected<std::vector<std::string>>
 getMpirunCommand(const std::string &mpirun, int64_t ranks,
-                 const std::vector<std::string> &program);
+                 const std::vector<std::string> &program,
+                 const std::string &sessionDir = "");
 
 } // namespace mlir::dtensor
 
