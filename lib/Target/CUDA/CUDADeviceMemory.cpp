@@ -26,8 +26,6 @@ using namespace mlir::dtensor;
 
 namespace {
 
-/// Whether every use of `value` (through memref.cast) is a runtime call, i.e.
-/// host code that only hands the pointer on.
 /// Whether `use` is read on the host only: the perm operand (the last one)
 /// of a permute collective, directly or through memref.casts.
 static bool isHostRead(OpOperand &use) {
@@ -38,22 +36,6 @@ static bool isHostRead(OpOperand &use) {
   std::optional<RuntimeCall> call = classifyRuntimeCall(user);
   return call && call->is(RuntimeCollective::Permute) &&
          use.getOperandNumber() == user->getNumOperands() - 1;
-}
-
-/// Every value that is `root` or a view or cast of it.
-static SmallVector<Value> aliasesOf(Value root) {
-  SmallVector<Value> aliases, work = {root};
-  llvm::SmallPtrSet<Value, 8> seen;
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    if (!seen.insert(value).second)
-      continue;
-    aliases.push_back(value);
-    for (Operation *user : value.getUsers())
-      if (getViewedBuffer(user) == value)
-        work.push_back(user->getResult(0));
-  }
-  return aliases;
 }
 
 /// The op after which the buffer of `alloc` is dead, in the alloc's block,
@@ -73,7 +55,7 @@ static Operation *lastUse(Operation *alloc) {
       last = ancestor;
     return true;
   };
-  for (Value alias : aliasesOf(alloc->getResult(0))) {
+  for (Value alias : getAliases(alloc->getResult(0))) {
     for (Operation *user : alias.getUsers()) {
       if (user->hasTrait<OpTrait::IsTerminator>() ||
           isa<memref::StoreOp, LLVM::StoreOp>(user))
