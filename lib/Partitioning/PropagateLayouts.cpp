@@ -358,6 +358,16 @@ LogicalResult Propagator::visitRedistribute(RedistributeOp op) {
     return op.emitError("'from' layout ")
            << *from << " contradicts the propagated layout " << current
            << " of the operand";
+  // A target the propagated source cannot reach is the user's error, named
+  // here rather than left to the verifier after the pass.
+  if (failed(checkRedistribution(
+          current, op.getTo(), op.getInput().getType().getElementType(),
+          [&](StringRef id) {
+            return op.emitError("cannot redistribute the operand's "
+                                "propagated layout ")
+                   << current << " to " << op.getTo() << ": [" << id << "] ";
+          })))
+    return failure();
   op.setFromAttr(current);
   layouts[op.getResult()] = op.getTo();
   return success();

@@ -3,6 +3,7 @@
 #include "dtensor/Target/Target.h"
 
 #include "dtensor/Analysis/CostFiles.h"
+#include "dtensor/Target/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -82,6 +83,7 @@ mlir::dtensor::getTargetCostEstimator(Operation *op, StringRef prefix) {
 }
 
 void mlir::dtensor::addBufferizationPasses(OpPassManager &pm) {
+  pm.addPass(createFoldEmptyTensorsPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.allowReturnAllocsFromLoops = true;

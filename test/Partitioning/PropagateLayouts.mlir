@@ -1100,3 +1100,48 @@ func.func @result_layout_dim(%x: tensor<8x8xf32>) -> (tensor<8x8xf32> {dtensor.l
   %y = math.exp %x : tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// A user's redistribution to a layout its propagated source cannot reach is
+// diagnosed by the pass (RD3-RD5), not left to the verifier (issue 26).
+func.func @unreachable_shard_to_partial(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = dtensor.annotate %x layout <@tp, [S(0)]> : tensor<8x8xf32>
+  // expected-error @below {{cannot redistribute the operand's propagated layout #dtensor.layout<@tp, [S(0)]> to #dtensor.layout<@tp, [P(product)]>: [RD3] mesh dimension 0: S(0) cannot become a Partial placement}}
+  %r = dtensor.redistribute %a to <@tp, [P(product)]> : tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+func.func @unreachable_replicate_to_product(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @below {{[RD4] mesh dimension 0: R cannot become P(product)}}
+  %r = dtensor.redistribute %x to <@tp, [P(product)]> : tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [2, 2]
+
+func.func @unreachable_sum_to_min(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = dtensor.annotate %x layout <@tp, [R, P(sum)]> : tensor<8x8xf32>
+  // expected-error @below {{[RD5] mesh dimension 1: P(sum) cannot become P(min)}}
+  %r = dtensor.redistribute %a to <@tp, [R, P(min)]> : tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+func.func @unreachable_annotation(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = dtensor.annotate %x layout <@tp, [S(0)]> : tensor<8x8xf32>
+  // expected-error @below {{cannot redistribute operand from #dtensor.layout<@tp, [S(0)]> to #dtensor.layout<@tp, [P(max)]>: S(0) -> P(max): a shard cannot become a pending reduction}}
+  %b = dtensor.annotate %a layout <@tp, [P(max)]> : tensor<8x8xf32>
+  return %b : tensor<8x8xf32>
+}

@@ -43,4 +43,36 @@ def LowerToTargetPass : Pass<"dtensor-lower-to-target", "::mlir::ModuleOp"> {
   }];
 }
 
+def FoldEmptyTensorsPass : Pass<"dtensor-fold-empty-tensors"> {
+  let summary = "replaces values without elements by tensor.empty before "
+                "bufferization";
+  let description = [{
+    A tensor with a static dimension of size 0 holds no elements, but MLIR's
+    slice verifiers reject any static offset into a static dimension of size
+    0 (`offset 0 is out-of-bounds: 0 >= 0`), and one-shot-bufferize slices
+    and copies such values as any other: a `tensor.pad` of an empty source,
+    an `extract_slice` of one, or a `collapse_shape` of `tensor<0x?xf32>`
+    (its memref form folds `0 * ?` to a static 0 that the memref verifier
+    rejects) become invalid IR. Empty values arise from the user's program
+    (PyTorch allows empty tensors) and from `dtensor-specialize-rank` for a
+    rank whose uneven shard is empty. Run right before bufferization
+    (`addBufferizationPasses`, every target), this pass rewrites, to a
+    fixpoint:
+
+    1. every use of a side-effect-free op's result with a static size-0
+       dimension into a `tensor.empty` of the same sizes (dynamic sizes
+       reified from the op);
+    2. an `extract_slice`, `collapse_shape`, `expand_shape` or `cast` of a
+       source with a static size-0 dimension into a `tensor.empty` of the
+       result's sizes;
+    3. a `tensor.pad` of such a source into a `tensor.generate` with the
+       pad's body (every element is padding);
+    4. an `insert_slice` of such a source into its destination.
+
+    Ops whose result shapes cannot be reified are left alone.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // DTENSOR_TARGET_PASSES_TD

@@ -291,32 +291,24 @@ AnnotateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       verifyLayoutFor(*this, getLayout(), getInput().getType(), symbolTable));
 }
 
-LogicalResult RedistributeOp::verify() {
-  if (getInput().getType() != getResult().getType())
-    return emitConstraintError(*this, "RD1")
-           << "result type " << getResult().getType()
-           << " differs from operand type " << getInput().getType();
-  std::optional<LayoutAttr> from = getFrom();
-  if (!from)
-    return success();
-  LayoutAttr to = getTo();
-  if (from->getMesh() != to.getMesh())
-    return emitConstraintError(*this, "RD2")
-           << "cannot redistribute from mesh " << from->getMesh()
-           << " to mesh " << to.getMesh();
-  for (auto [axis, pair] : llvm::enumerate(
-           llvm::zip(from->getPlacements(), to.getPlacements()))) {
+LogicalResult mlir::dtensor::checkRedistribution(
+    LayoutAttr from, LayoutAttr to, Type elementType,
+    function_ref<InFlightDiagnostic(StringRef id)> emitError) {
+  if (from.getMesh() != to.getMesh())
+    return emitError("RD2") << "cannot redistribute from mesh "
+                            << from.getMesh() << " to mesh " << to.getMesh();
+  for (auto [axis, pair] :
+       llvm::enumerate(llvm::zip(from.getPlacements(), to.getPlacements()))) {
     auto [src, dst] = pair;
     if (!dst.isPartial())
       continue;
     if (src.isShard())
-      return emitConstraintError(*this, "RD3")
-             << "mesh dimension " << axis << ": S(" << src.getDim()
-             << ") cannot become a Partial placement";
+      return emitError("RD3") << "mesh dimension " << axis << ": S("
+                              << src.getDim()
+                              << ") cannot become a Partial placement";
     if (src.isReplicate() && dst.getReduce() == ReduceKind::Product)
-      return emitConstraintError(*this, "RD4")
-             << "mesh dimension " << axis
-             << ": R cannot become P(product)";
+      return emitError("RD4")
+             << "mesh dimension " << axis << ": R cannot become P(product)";
     // P(sum) and P(avg) differ by the group size: a local rescale, exact
     // on integers only from sum to avg.
     auto isSumOrAvg = [](PlacementAttr p) {
@@ -325,14 +317,27 @@ LogicalResult RedistributeOp::verify() {
     };
     bool rescale = src.isPartial() && isSumOrAvg(src) && isSumOrAvg(dst) &&
                    (dst.getReduce() == ReduceKind::Avg ||
-                    isa<FloatType>(getInput().getType().getElementType()));
+                    isa<FloatType>(elementType));
     if (src.isPartial() && src.getReduce() != dst.getReduce() && !rescale)
-      return emitConstraintError(*this, "RD5")
+      return emitError("RD5")
              << "mesh dimension " << axis << ": P("
              << stringifyReduceKind(src.getReduce()) << ") cannot become P("
              << stringifyReduceKind(dst.getReduce()) << ")";
   }
   return success();
+}
+
+LogicalResult RedistributeOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitConstraintError(*this, "RD1")
+           << "result type " << getResult().getType()
+           << " differs from operand type " << getInput().getType();
+  std::optional<LayoutAttr> from = getFrom();
+  if (!from)
+    return success();
+  return checkRedistribution(
+      *from, getTo(), getInput().getType().getElementType(),
+      [&](StringRef id) { return emitConstraintError(*this, id); });
 }
 
 LogicalResult

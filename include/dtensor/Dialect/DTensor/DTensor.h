@@ -41,6 +41,14 @@ namespace mlir::dtensor {
 /// begins with the constraint id in brackets, e.g. "[AG3] ...".
 InFlightDiagnostic emitConstraintError(Operation *op, llvm::StringRef id);
 
+/// Checks that a value of element type `elementType` laid out as `from` can
+/// be redistributed to `to` (RD2-RD5 of dtensor.redistribute). On failure,
+/// reports through `emitError(id)` with the violated constraint's id.
+LogicalResult
+checkRedistribution(LayoutAttr from, LayoutAttr to, Type elementType,
+                    llvm::function_ref<InFlightDiagnostic(llvm::StringRef id)>
+                        emitError);
+
 /// The dtensor.mesh that `name` refers to from `from`, or null. Where it is
 /// missing and `diagnose` is set, emits "<name> does not name a
 /// dtensor.mesh" at `from`. `symbols` (optional) caches the tables.
