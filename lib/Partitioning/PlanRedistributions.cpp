@@ -5,6 +5,8 @@
 
 #include "dtensor/Sharding/Redistribute.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 namespace mlir::dtensor {
 #define GEN_PASS_DEF_PLANREDISTRIBUTIONSPASS
 #include "dtensor/Partitioning/Passes.h.inc"
@@ -18,6 +20,35 @@ namespace {
 struct PlanRedistributionsPass
     : dtensor::impl::PlanRedistributionsPassBase<PlanRedistributionsPass> {
   using Base::Base;
+
+  /// Where PyTorch's plan for the same redistribution communicates less
+  /// (fewer collectives, or no more of them sending at least 5% fewer
+  /// bytes: below that, padding of uneven shards decides), says so with
+  /// both costs: the planner keeps the plan its cost model finds cheaper
+  /// (issue 26).
+  void comparePyTorch(MeshOp mesh, RedistributeOp op,
+                      const RedistributePlan &plan, const HardwareModel &hw) {
+    FailureOr<RedistributePlan> torch = planRedistributionLikePyTorch(
+        mesh, op.getInput().getType(), *op.getFrom(), op.getTo(), hw, nullptr);
+    if (failed(torch))
+      return;
+    unsigned ourCount = plan.getNumCollectives(),
+             theirCount = torch->getNumCollectives();
+    bool fewerBytes =
+        torch->getSentBytes() < 0.95 * static_cast<double>(plan.getSentBytes());
+    if (theirCount > ourCount || (theirCount == ourCount && !fewerBytes))
+      return;
+    auto costs = [](const RedistributePlan &p) {
+      return llvm::formatv("{0} collective(s), {1} bytes sent per rank, "
+                           "{2:F2} us by the cost model",
+                           p.getNumCollectives(), p.getSentBytes(), p.costUs)
+          .str();
+    };
+    op.emitRemark() << "planned " << plan.describe() << " (" << costs(plan)
+                    << "); PyTorch's plan " << torch->describe()
+                    << " communicates less (" << costs(*torch)
+                    << "), but the cost model finds it slower";
+  }
 
   void runOnOperation() override {
     FailureOr<HardwareModel> hw = getTargetHardware(getOperation());
@@ -44,6 +75,7 @@ struct PlanRedistributionsPass
         op.emitError("cannot plan the redistribution: ") << why;
         return signalPassFailure();
       }
+      comparePyTorch(mesh, op, *plan, *hw);
       if (plan->steps.size() == 1)
         continue;
       if (plan->steps.empty()) {

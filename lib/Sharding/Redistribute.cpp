@@ -112,35 +112,171 @@ static int64_t localBytes(MeshOp mesh, RankedTensorType type,
   return bytes;
 }
 
-static double stepCostUs(MeshOp mesh, RankedTensorType type, StepKind kind,
-                         int64_t axisSize, LayoutAttr before,
-                         LayoutAttr after, const HardwareModel &hw) {
+static bool isCollective(StepKind kind) {
+  return llvm::is_contained({StepKind::AllGather, StepKind::AllReduce,
+                             StepKind::ReduceScatter, StepKind::AllToAll},
+                            kind);
+}
+
+/// The step from `before` to `after` on `axis`, costed: its time by the
+/// cost model and what one rank sends.
+static RedistributeStep makeStep(MeshOp mesh, RankedTensorType type,
+                                 int64_t axis, StepKind kind,
+                                 LayoutAttr before, LayoutAttr after,
+                                 const HardwareModel &hw) {
   // A small per-step charge prefers shorter chains among equal costs.
   constexpr double kStepUs = 1e-3;
+  int64_t axisSize = mesh.getShape()[axis];
   int64_t in = localBytes(mesh, type, before);
   int64_t out = localBytes(mesh, type, after);
+  RedistributeStep step{axis, kind, before, after, kStepUs};
+  // Ring algorithms: each rank sends (n-1)/n of the full buffer.
+  auto ring = [&](int64_t bytes) { return bytes / axisSize * (axisSize - 1); };
   switch (kind) {
   case StepKind::None:
-    return kStepUs;
+    break;
   case StepKind::AllGather:
-    return kStepUs + collectiveTimeUs(hw, CollectiveKind::AllGather, out,
-                                      axisSize);
+    step.costUs += collectiveTimeUs(hw, CollectiveKind::AllGather, out,
+                                    axisSize);
+    step.sentBytes = ring(out);
+    break;
   case StepKind::ReduceScatter:
-    return kStepUs + collectiveTimeUs(hw, CollectiveKind::ReduceScatter, in,
-                                      axisSize);
+    step.costUs += collectiveTimeUs(hw, CollectiveKind::ReduceScatter, in,
+                                    axisSize);
+    step.sentBytes = ring(in);
+    break;
   case StepKind::AllReduce:
-    return kStepUs + collectiveTimeUs(hw, CollectiveKind::AllReduce, in,
-                                      axisSize);
+    step.costUs += collectiveTimeUs(hw, CollectiveKind::AllReduce, in,
+                                    axisSize);
+    step.sentBytes = 2 * ring(in);
+    break;
   case StepKind::AllToAll:
-    return kStepUs + collectiveTimeUs(hw, CollectiveKind::AllToAll, in,
-                                      axisSize);
+    step.costUs += collectiveTimeUs(hw, CollectiveKind::AllToAll, in,
+                                    axisSize);
+    step.sentBytes = ring(in);
+    break;
   case StepKind::LocalChunk:
-    return kStepUs + memoryTimeUs(hw, out);
+    step.costUs += memoryTimeUs(hw, out);
+    break;
   case StepKind::LocalPartition:
   case StepKind::LocalRescale:
-    return kStepUs + memoryTimeUs(hw, in);
+    step.costUs += memoryTimeUs(hw, in);
+    break;
   }
-  return kStepUs;
+  return step;
+}
+
+int64_t RedistributePlan::getSentBytes() const {
+  int64_t bytes = 0;
+  for (const RedistributeStep &step : steps)
+    bytes += step.sentBytes;
+  return bytes;
+}
+
+unsigned RedistributePlan::getNumCollectives() const {
+  return llvm::count_if(steps, [](const RedistributeStep &step) {
+    return isCollective(step.kind);
+  });
+}
+
+std::string RedistributePlan::describe() const {
+  if (steps.empty())
+    return "nothing";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(steps, os, [&](const RedistributeStep &step) {
+    os << stringifyStepKind(step.kind) << "(axis " << step.meshAxis << ")";
+  });
+  return text;
+}
+
+/// Fails with `why` set where some axis's transition has no meaning.
+static LogicalResult checkTransitions(MeshOp mesh, RankedTensorType type,
+                                      LayoutAttr from, LayoutAttr to,
+                                      std::string *why) {
+  if (from.getMesh() != to.getMesh()) {
+    if (why)
+      *why = "layouts are on different meshes";
+    return failure();
+  }
+  for (auto [axis, pair] :
+       llvm::enumerate(llvm::zip(from.getPlacements(), to.getPlacements()))) {
+    auto [src, dst] = pair;
+    if (failed(classifyStep(src, dst, mesh.getShape()[axis], why,
+                            type.getElementType())))
+      return failure();
+  }
+  return success();
+}
+
+/// Drops the steps that move nothing (one-process axes) and re-chains the
+/// layouts across them.
+static void dropEmptySteps(RedistributePlan &plan, LayoutAttr from,
+                           LayoutAttr to) {
+  llvm::erase_if(plan.steps, [](const RedistributeStep &step) {
+    return step.kind == StepKind::None;
+  });
+  for (size_t i = 1; i < plan.steps.size(); ++i)
+    plan.steps[i].from = plan.steps[i - 1].to;
+  if (!plan.steps.empty()) {
+    plan.steps.front().from = from;
+    plan.steps.back().to = to;
+  }
+}
+
+FailureOr<RedistributePlan> mlir::dtensor::planRedistributionLikePyTorch(
+    MeshOp mesh, RankedTensorType globalType, LayoutAttr from, LayoutAttr to,
+    const HardwareModel &hw, std::string *why) {
+  if (failed(checkTransitions(mesh, globalType, from, to, why)))
+    return failure();
+  MLIRContext *ctx = mesh.getContext();
+  ArrayRef<PlacementAttr> target = to.getPlacements();
+  int64_t numAxes = target.size();
+  RedistributePlan plan;
+  LayoutAttr current = from;
+  auto step = [&](int64_t axis, PlacementAttr dst) -> LogicalResult {
+    PlacementAttr src = current.getPlacements()[axis];
+    if (src == dst)
+      return success();
+    FailureOr<StepKind> kind = classifyStep(src, dst, mesh.getShape()[axis],
+                                            why, globalType.getElementType());
+    if (failed(kind))
+      return failure();
+    LayoutAttr next = withPlacement(current, axis, dst);
+    plan.steps.push_back(makeStep(mesh, globalType, axis, *kind, current,
+                                  next, hw));
+    plan.costUs += plan.steps.back().costUs;
+    current = next;
+    return success();
+  };
+  bool sharded = llvm::any_of(from.getPlacements(), [&](PlacementAttr p) {
+    return p.isShard();
+  });
+  if (sharded) {
+    for (int64_t axis = numAxes - 1; axis >= 0; --axis) {
+      PlacementAttr dst = target[axis];
+      if (dst.isShard()) {
+        // The outer axes sharding this tensor dim, now and in the target.
+        auto outerShards = [&](ArrayRef<PlacementAttr> placements) {
+          SmallVector<int64_t> axes;
+          for (int64_t outer = 0; outer < axis; ++outer)
+            if (placements[outer].isShard() &&
+                placements[outer].getDim() == dst.getDim())
+              axes.push_back(outer);
+          return axes;
+        };
+        if (outerShards(current.getPlacements()) != outerShards(target))
+          dst = PlacementAttr::getReplicate(ctx);
+      }
+      if (failed(step(axis, dst)))
+        return failure();
+    }
+  }
+  for (int64_t axis = 0; axis < numAxes; ++axis)
+    if (failed(step(axis, target[axis])))
+      return failure();
+  dropEmptySteps(plan, from, to);
+  return plan;
 }
 
 FailureOr<RedistributePlan>
@@ -149,19 +285,9 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
                                   const HardwareModel &hw, std::string *why) {
   MLIRContext *ctx = mesh.getContext();
   int64_t rank = globalType.getRank();
-  if (from.getMesh() != to.getMesh()) {
-    if (why)
-      *why = "layouts are on different meshes";
-    return failure();
-  }
   // Reject meaningless transitions up front with a precise reason.
-  for (auto [axis, pair] :
-       llvm::enumerate(llvm::zip(from.getPlacements(), to.getPlacements()))) {
-    auto [src, dst] = pair;
-    if (failed(classifyStep(src, dst, mesh.getShape()[axis], why,
-                            globalType.getElementType())))
-      return failure();
-  }
+  if (failed(checkTransitions(mesh, globalType, from, to, why)))
+    return failure();
   std::optional<ReduceKind> partialKind = to.getPartialKind();
   if (!partialKind)
     partialKind = from.getPartialKind();
@@ -220,8 +346,9 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
         // P(sum) to P(avg) no state mixes them.
         if (mixesPartialReductions(next.getPlacements()))
           continue;
-        double cost = node.cost + stepCostUs(mesh, globalType, kind, axisSize,
-                                             layout, next, hw);
+        RedistributeStep step = makeStep(mesh, globalType, axis, kind,
+                                         layout, next, hw);
+        double cost = node.cost + step.costUs;
         unsigned index = stateIndex(next);
         if (index >= dist.size()) {
           dist.resize(index + 1, std::numeric_limits<double>::infinity());
@@ -229,8 +356,7 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
         }
         if (cost < dist[index]) {
           dist[index] = cost;
-          via[index] = RedistributeStep{static_cast<int64_t>(axis), kind,
-                                        layout, next, cost - node.cost};
+          via[index] = step;
           queue.push({cost, index});
         }
       }
@@ -251,15 +377,6 @@ mlir::dtensor::planRedistribution(MeshOp mesh, RankedTensorType globalType,
     plan.steps.push_back(*via[index]);
   std::reverse(plan.steps.begin(), plan.steps.end());
   // Steps on one-process axes move nothing; keep them out of the plan.
-  llvm::erase_if(plan.steps, [](const RedistributeStep &step) {
-    return step.kind == StepKind::None;
-  });
-  // Re-chain the layouts across removed steps.
-  for (size_t i = 1; i < plan.steps.size(); ++i)
-    plan.steps[i].from = plan.steps[i - 1].to;
-  if (!plan.steps.empty()) {
-    plan.steps.front().from = from;
-    plan.steps.back().to = to;
-  }
+  dropEmptySteps(plan, from, to);
   return plan;
 }

@@ -359,6 +359,57 @@ TEST_F(RedistributeTest, ReduceScatterIsCheaperThanAllReduceAndChunk) {
 // Local shapes
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// planRedistributionLikePyTorch: PyTorch's greedy transform infos
+//===----------------------------------------------------------------------===//
+
+TEST_F(RedistributeTest, PyTorchReplicatesMisalignedNestedShardsFirst) {
+  // PyTorch's own example: (S0, S0) -> (R, S0) gathers axis 1, then axis 0,
+  // then chunks axis 1 again.
+  FailureOr<RedistributePlan> plan = planRedistributionLikePyTorch(
+      mesh("m22"), f32({8, 8}), layout("m22", {shard(0), shard(0)}),
+      layout("m22", {replicate(), shard(0)}), hw, nullptr);
+  ASSERT_TRUE(succeeded(plan));
+  EXPECT_EQ(steps(*plan), (Steps{{1, StepKind::AllGather},
+                                 {0, StepKind::AllGather},
+                                 {1, StepKind::LocalChunk}}));
+  EXPECT_EQ(plan->getNumCollectives(), 2u);
+  EXPECT_EQ(plan->describe(),
+            "all_gather(axis 1), all_gather(axis 0), local_chunk(axis 1)");
+  // The planner takes the same steps (only the last axis sharding a dim
+  // may give it up).
+  FailureOr<RedistributePlan> ours = planRedistribution(
+      mesh("m22"), f32({8, 8}), layout("m22", {shard(0), shard(0)}),
+      layout("m22", {replicate(), shard(0)}), hw, nullptr);
+  ASSERT_TRUE(succeeded(ours));
+  EXPECT_EQ(steps(*ours), steps(*plan));
+  EXPECT_EQ(ours->getSentBytes(), plan->getSentBytes());
+}
+
+TEST_F(RedistributeTest, PyTorchGoesOuterToInnerFromUnshardedSources) {
+  // No shard in the source: outer axis first.
+  FailureOr<RedistributePlan> plan = planRedistributionLikePyTorch(
+      mesh("m22"), f32({8, 8}), layout("m22", {partial(), partial()}),
+      layout("m22", {replicate(), shard(1)}), hw, nullptr);
+  ASSERT_TRUE(succeeded(plan));
+  EXPECT_EQ(steps(*plan), (Steps{{0, StepKind::AllReduce},
+                                 {1, StepKind::ReduceScatter}}));
+  // An all_reduce sends twice what a reduce_scatter of the same buffer
+  // does: 2 * 256 * 1/2 and 256 * 1/2 bytes.
+  EXPECT_EQ(plan->steps[0].sentBytes, 256);
+  EXPECT_EQ(plan->steps[1].sentBytes, 128);
+  EXPECT_EQ(plan->getSentBytes(), 384);
+}
+
+TEST_F(RedistributeTest, PyTorchPlanFailsLikeThePlanner) {
+  std::string why;
+  EXPECT_TRUE(failed(planRedistributionLikePyTorch(
+      mesh("tp"), f32({8}), layout("tp", {shard(0)}),
+      layout("tp", {partial()}), hw, &why)));
+  EXPECT_NE(why.find("a shard cannot become a pending reduction"),
+            std::string::npos);
+}
+
 TEST_F(RedistributeTest, LocalShapesOneAxis) {
   int64_t dyn = ShapedType::kDynamic;
   MeshOp tp = mesh("tp"), pair = mesh("pair");

@@ -59,11 +59,21 @@ struct RedistributeStep {
   LayoutAttr from;
   LayoutAttr to;
   double costUs;
+  /// What one rank sends over the interconnect (ring algorithms: (n-1)/n of
+  /// the gathered or scattered buffer, twice that for all_reduce); 0 for
+  /// local steps.
+  int64_t sentBytes = 0;
 };
 
 struct RedistributePlan {
   SmallVector<RedistributeStep> steps;
   double costUs = 0;
+
+  /// The bytes one rank sends over all steps, and the number of collectives.
+  int64_t getSentBytes() const;
+  unsigned getNumCollectives() const;
+  /// "all_gather(axis 1), local_chunk(axis 0)"; "nothing" when empty.
+  std::string describe() const;
 };
 
 /// Plans the cheapest chain of steps from `from` to `to` (same mesh) for a
@@ -74,6 +84,22 @@ FailureOr<RedistributePlan> planRedistribution(MeshOp mesh,
                                                LayoutAttr from, LayoutAttr to,
                                                const HardwareModel &hw,
                                                std::string *why);
+
+/// PyTorch's default plan for the same redistribution
+/// (torch.distributed.tensor's greedy transform infos, see
+/// ../shared/reference/pytorch.md, item 14): one step per mesh axis whose
+/// placement differs, taken from the innermost axis to the outermost where
+/// the source is sharded (an axis whose target shards a tensor dim that
+/// outer axes shard differently in source and target is first replicated),
+/// then from the outermost axis inwards. Steps are costed by this cost
+/// model and kept as PyTorch takes them (an all_to_all on an axis that is
+/// not the last to shard its dims included): a yardstick for the planner's
+/// choice, not a plan to lower. Fails as planRedistribution does on
+/// transitions without meaning.
+FailureOr<RedistributePlan>
+planRedistributionLikePyTorch(MeshOp mesh, RankedTensorType globalType,
+                              LayoutAttr from, LayoutAttr to,
+                              const HardwareModel &hw, std::string *why);
 
 } // namespace mlir::dtensor
 
