@@ -141,6 +141,9 @@ def main():
     parser.add_argument("--min-partial-axes", type=int, default=0,
                         help="only the source layouts Partial on at least this many "
                              "mesh axes (default 0: all)")
+    parser.add_argument("--part", default="1/1",
+                        help="K/N: only every N-th source layout from the K-th on "
+                             "(to split a matrix into test files lit runs in parallel)")
     parser.add_argument("--list", action="store_true", help="print the entry names only")
     args = parser.parse_args()
     try:
@@ -149,12 +152,18 @@ def main():
         parser.error("--mesh expects sizes separated by x, e.g. 2x2")
     if not shape or any(s < 1 for s in shape) or args.sources_per_func < 1:
         parser.error("mesh sizes and --sources-per-func must be positive")
+    try:
+        part, parts = (int(s) for s in args.part.split("/"))
+    except ValueError:
+        parser.error("--part expects K/N, e.g. 1/2")
+    if not 1 <= part <= parts:
+        parser.error("--part K/N needs 1 <= K <= N")
     if args.k == 0:
         args.k = 2
         for s in shape:
             args.k *= s
     sources = [s for s in itertools.product(PLACEMENTS, repeat=len(shape))
-               if s.count("P") >= args.min_partial_axes]
+               if s.count("P") >= args.min_partial_axes][part - 1::parts]
     groups = [sources[i:i + args.sources_per_func]
               for i in range(0, len(sources), args.sources_per_func)]
     names = ["src_" + layout_name(g[0]) + ("" if len(g) == 1 else "_%d" % len(g))
