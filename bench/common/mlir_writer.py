@@ -5,6 +5,7 @@ the blocks of a Llama-style layer (matmul, SwiGLU MLP, RMSNorm, causal
 attention, residual add), and `function`, which wraps what it wrote into a
 `func.func` whose arguments and results carry `dtensor.annotate` layouts.
 """
+import re
 import sys
 
 MAPS = """\
@@ -222,7 +223,14 @@ def function(w, name, mesh, params, results, comment):
            "  %zf = arith.constant 0.0 : f32"]
     out += [f"  %{n} = dtensor.annotate %{n}_arg layout {lay} : {ty}"
             for n, ty, lay in params]
-    out += w.lines
+    lines = w.lines
+    if t == "f32":
+        # No conversion in f32: x + -0.0 is x exactly (extf/truncf f32 to
+        # f32 do not verify).
+        out.append("  %negz = arith.constant -0.0 : f32")
+        lines = [re.sub(r"arith\.(extf|truncf) (%\w+) : f32 to f32",
+                        r"arith.addf \2, %negz : f32", line) for line in lines]
+    out += lines
     out += [f"  {r}_out = dtensor.annotate {r} layout {lay} : {ty}"
             for (r, lay), ty in zip(results, rtypes)]
     out.append(f"  return {', '.join(r + '_out' for r, _ in results)} : "

@@ -71,6 +71,21 @@ inline Value createZeros(OpBuilder &b, Location loc, RankedTensorType type) {
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
+/// `v` converted to the float type `to` (arith.extf to a wider type,
+/// arith.truncf to a narrower one); `v` itself where the types agree.
+inline Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
+}
+
+/// `tensor` with its float elements converted to `element` (an elementwise
+/// linalg.generic); `tensor` itself where the types agree.
+Value convertElements(OpBuilder &b, Location loc, Value tensor, Type element);
+
 //===----------------------------------------------------------------------===//
 // Scalar derivatives (ScalarDerivatives.cpp)
 //===----------------------------------------------------------------------===//

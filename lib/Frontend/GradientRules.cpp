@@ -71,6 +71,36 @@ static Value buildScaleFactor(OpBuilder &b, Location loc, Combiner kind,
   Value withZero = arith::SelectOp::create(b, loc, onlyZero, nonzero, zero);
   return arith::SelectOp::create(b, loc, eq(zeros, zero), quotient, withZero);
 }
+Value autodiff::convertElements(OpBuilder &b, Location loc, Value tensor,
+                                Type element) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (type.getElementType() == element)
+    return tensor;
+  auto resultType = type.clone(element);
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{tensor},
+             ValueRange{empty}, ArrayRef<AffineMap>{identity, identity},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc, convertFloat(nb, nloc, args[0], element));
+             })
+      .getResult(0);
+}
+
+/// The gradient of operand `k` of `op`: a linalg.generic over `op`'s loops
+/// multiplying the cotangent `dy` by the derivative of the summand `g` with
+/// respect to the operand's block argument, summed over the loops the
+/// operand does not index. Mixed precision, as PyTorch's autocast: the
+/// derivative is taken of the value the body computes before a final
+/// narrowing `arith.truncf` (so a bf16 output computed in f32 is
+/// differentiated in f32), the product is formed in that computation type
+/// (the cotangent converted to it), summed in it where the wider of it and
+/// the operand's type, and stored in the operand's type.
 static FailureOr<Value>
 buildOperandGradient(Adjoints &adjoints, linalg::LinalgOp op, Value dy,
                      ArrayRef<Value> operands, ArrayRef<AffineMap> operandMaps,
@@ -114,42 +144,70 @@ buildOperandGradient(Adjoints &adjoints, linalg::LinalgOp op, Value dy,
     maps.push_back(resultMap);
   }
   maps.push_back(map);
+  // The computation type: the body's value before a final narrowing.
+  Value wide = g;
+  if (scale.kind == Combiner::Sum)
+    if (auto trunc = g.getDefiningOp<arith::TruncFOp>();
+        trunc && trunc->getBlock() == op.getBlock())
+      wide = trunc.getIn();
+  Type element = type.getElementType();
+  Type computeType = wide.getType();
+  if (!isa<FloatType>(computeType))
+    return op->emitError("autodiff: cannot differentiate '")
+               << op->getName() << "': its body computes a "
+               << computeType << " value",
+           failure();
+  // Sums are kept in the wider of the two types, stored in the operand's.
+  Type sumType = element;
+  if (accumulate && cast<FloatType>(computeType).getWidth() >
+                        cast<FloatType>(element).getWidth())
+    sumType = computeType;
+  auto sumTensorType = type.clone(sumType);
   Value init = accumulate
-                   ? createZeros(b, loc, type)
+                   ? createZeros(b, loc, sumTensorType)
                    : Value(tensor::EmptyOp::create(b, loc, type.getShape(),
-                                                   type.getElementType()));
+                                                   element));
 
   bool failedBody = false, zero = false;
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
         IRMapping primal;
         for (auto [i, arg] : llvm::enumerate(blockArgs))
           primal.map(arg, args[i + 1]);
         BodyDifferentiator diff(nb, nloc, op.getBlock(), primal, blockArgs[k],
                                 adjoints.getActiveValues());
-        FailureOr<Tangent> t = diff.getTangent(g);
+        FailureOr<Tangent> t = diff.getTangent(wide);
         Value result;
         if (failed(t)) {
           failedBody = true;
         } else if (t->isZero()) {
           zero = true;
         } else {
-          result = t->one ? args[0]
-                          : arith::MulFOp::create(nb, nloc, args[0], t->value)
-                                .getResult();
+          Value cotangent = convertFloat(nb, nloc, args[0], computeType);
+          result = t->one
+                       ? cotangent
+                       : arith::MulFOp::create(nb, nloc, cotangent, t->value)
+                             .getResult();
           if (scale.kind != Combiner::Sum) {
             ValueRange extras =
                 args.slice(1 + operands.size(), scale.extras.size());
             Value factor = buildScaleFactor(nb, nloc, scale.kind,
                                             diff.getPrimal(g), extras);
-            result = arith::MulFOp::create(nb, nloc, result, factor);
+            result = arith::MulFOp::create(
+                nb, nloc, result,
+                convertFloat(nb, nloc, factor, computeType));
           }
-          if (accumulate)
-            result = arith::AddFOp::create(nb, nloc, args.back(), result);
+          if (accumulate) {
+            result = arith::AddFOp::create(
+                nb, nloc, args.back(),
+                convertFloat(nb, nloc, result, sumType));
+          } else {
+            result = convertFloat(nb, nloc, result, element);
+          }
         }
         if (!result)
-          result = floatConstant(nb, nloc, type.getElementType(), 0.0);
+          result = floatConstant(nb, nloc, sumTensorType.getElementType(), 0.0);
         linalg::YieldOp::create(nb, nloc, result);
       });
   if (failedBody || zero) {
@@ -196,7 +254,7 @@ buildOperandGradient(Adjoints &adjoints, linalg::LinalgOp op, Value dy,
       keep.set(i);
   }
   if (keep.all())
-    return generic.getResult(0);
+    return convertElements(b, loc, generic.getResult(0), element);
 
   SmallVector<Value> keptInputs;
   SmallVector<AffineMap> keptMaps;
@@ -210,13 +268,13 @@ buildOperandGradient(Adjoints &adjoints, linalg::LinalgOp op, Value dy,
     }
   }
   keptMaps.push_back(map);
-  auto pruned =
-      linalg::GenericOp::create(b, loc, TypeRange{type}, keptInputs,
-                                ValueRange{init}, keptMaps, iterators);
+  auto pruned = linalg::GenericOp::create(b, loc, TypeRange{init.getType()},
+                                          keptInputs, ValueRange{init},
+                                          keptMaps, iterators);
   pruned.getRegion().takeBody(generic.getRegion());
   pruned.getBlock()->eraseArguments(erase);
   generic.erase();
-  return pruned.getResult(0);
+  return convertElements(b, loc, pruned.getResult(0), element);
 }
 
 static SmallVector<Value>
@@ -598,32 +656,120 @@ getStaticValues(Operation *op, ArrayRef<int64_t> values) {
   return SmallVector<int64_t>(values);
 }
 
-/// A slice's gradient is the cotangent padded with zeros.
+/// A slice's gradient is the cotangent put back where the slice took it,
+/// zeros elsewhere, with ops that have sharding rules: the dims a
+/// rank-reducing slice dropped come back as unit dims (expand_shape); a dim
+/// taken with stride s > 1 spreads its n elements s apart (each element
+/// padded with s - 1 zeros on a new unit dim, collapsed, and the trailing
+/// zeros cut); then the zeros before and after (pad).
 static LogicalResult extractSliceRule(tensor::ExtractSliceOp slice, Value dy,
                                       Adjoints &adjoints, OpBuilder &b) {
   Operation *op = slice;
   Location loc = slice.getLoc();
   RankedTensorType srcType = slice.getSourceType();
-  if (slice.getType().getRank() != srcType.getRank() ||
-      llvm::any_of(slice.getStaticStrides(), [](int64_t s) { return s != 1; }))
-    return op->emitError("autodiff: cannot differentiate a rank-reducing or "
-                         "strided 'tensor.extract_slice'"),
-           failure();
+  int64_t rank = srcType.getRank();
   FailureOr<SmallVector<int64_t>> offsets =
       getStaticValues(op, slice.getStaticOffsets());
   FailureOr<SmallVector<int64_t>> sizes =
       getStaticValues(op, slice.getStaticSizes());
-  if (failed(offsets) || failed(sizes))
+  FailureOr<SmallVector<int64_t>> strides =
+      getStaticValues(op, slice.getStaticStrides());
+  if (failed(offsets) || failed(sizes) || failed(strides))
     return failure();
-  SmallVector<OpFoldResult> low, high;
-  for (int64_t d = 0; d < srcType.getRank(); ++d) {
-    low.push_back(b.getIndexAttr((*offsets)[d]));
-    high.push_back(
-        b.getIndexAttr(srcType.getDimSize(d) - (*offsets)[d] - (*sizes)[d]));
+  Type element = srcType.getElementType();
+  Value zero = floatConstant(b, loc, element, 0.0);
+  Value d = dy;
+
+  // Dropped dims back as unit dims: each kept dim's group takes the dropped
+  // dims before it (the last group those after it).
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  if (dropped.any()) {
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices pending;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      pending.push_back(dim);
+      if (!dropped.test(dim)) {
+        groups.push_back(pending);
+        pending.clear();
+      }
+    }
+    // Every dim dropped (one element): a 0-d value expands with no groups.
+    if (!groups.empty())
+      llvm::append_range(groups.back(), pending);
+    d = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(*sizes, element), d, groups);
   }
-  Value zero = floatConstant(b, loc, srcType.getElementType(), 0.0);
-  Value d = tensor::PadOp::create(b, loc, srcType, dy, low, high, zero);
+
+  // Strided dims: element i of the slice at i * stride.
+  SmallVector<int64_t> spread(*sizes);
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    int64_t stride = (*strides)[dim], size = (*sizes)[dim];
+    if (stride == 1 || size <= 1)
+      continue;
+    auto type = cast<RankedTensorType>(d.getType());
+    SmallVector<int64_t> split(type.getShape());
+    split.insert(split.begin() + dim + 1, 1);
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < rank; ++i)
+      groups.push_back(i == dim ? ReassociationIndices{i, i + 1}
+                                : ReassociationIndices{i < dim ? i : i + 1});
+    Value expanded = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(split, element), d, groups);
+    SmallVector<int64_t> padded(split);
+    padded[dim + 1] = stride;
+    SmallVector<OpFoldResult> low(rank + 1, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> high(rank + 1, b.getIndexAttr(0));
+    high[dim + 1] = b.getIndexAttr(stride - 1);
+    Value spaced =
+        tensor::PadOp::create(b, loc, RankedTensorType::get(padded, element),
+                              expanded, low, high, zero);
+    SmallVector<int64_t> flat(type.getShape());
+    flat[dim] = size * stride;
+    Value collapsed = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(flat, element), spaced, groups);
+    spread[dim] = (size - 1) * stride + 1;
+    SmallVector<OpFoldResult> zeros(rank, b.getIndexAttr(0)), ones(rank,
+                                                             b.getIndexAttr(1));
+    SmallVector<OpFoldResult> cut;
+    for (int64_t extent : flat)
+      cut.push_back(b.getIndexAttr(extent));
+    cut[dim] = b.getIndexAttr(spread[dim]);
+    flat[dim] = spread[dim];
+    d = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(flat, element), collapsed, zeros, cut,
+        ones);
+  }
+
+  SmallVector<OpFoldResult> low, high;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    low.push_back(b.getIndexAttr((*offsets)[dim]));
+    high.push_back(b.getIndexAttr(srcType.getDimSize(dim) - (*offsets)[dim] -
+                                  spread[dim]));
+  }
+  d = tensor::PadOp::create(b, loc, srcType, d, low, high, zero);
   adjoints.addCotangent(slice.getSource(), d);
+  return success();
+}
+
+/// An insertion's gradients: the source's is the slice of the cotangent
+/// the insertion wrote (rank-reducing and strided alike), the
+/// destination's the cotangent with that slice zeroed.
+static LogicalResult insertSliceRule(tensor::InsertSliceOp insert, Value dy,
+                                     Adjoints &adjoints, OpBuilder &b) {
+  Location loc = insert.getLoc();
+  RankedTensorType srcType = insert.getSourceType();
+  if (adjoints.isActive(insert.getSource())) {
+    Value d = tensor::ExtractSliceOp::create(
+        b, loc, srcType, dy, insert.getMixedOffsets(), insert.getMixedSizes(),
+        insert.getMixedStrides());
+    adjoints.addCotangent(insert.getSource(), d);
+  }
+  if (adjoints.isActive(insert.getDest())) {
+    Value d = tensor::InsertSliceOp::create(
+        b, loc, createZeros(b, loc, srcType), dy, insert.getMixedOffsets(),
+        insert.getMixedSizes(), insert.getMixedStrides());
+    adjoints.addCotangent(insert.getDest(), d);
+  }
   return success();
 }
 
@@ -795,6 +941,7 @@ LogicalResult autodiff::applyGradientRule(Operation *op, Adjoints &adjoints,
       .Case<tensor::CollapseShapeOp>(rule(collapseShapeRule))
       .Case<tensor::ExpandShapeOp>(rule(expandShapeRule))
       .Case<tensor::ExtractSliceOp>(rule(extractSliceRule))
+      .Case<tensor::InsertSliceOp>(rule(insertSliceRule))
       .Case<tensor::PadOp>(rule(padRule))
       .Case<tensor::GatherOp>(rule(gatherRule))
       .Case<tensor::ConcatOp>(rule(concatRule))

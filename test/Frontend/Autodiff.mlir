@@ -10,6 +10,7 @@
 // RUN: dtensor-opt %t/mlp.mlir --dtensor-autodiff=grad-layouts=free | FileCheck %t/mlp.mlir --check-prefix=FREE
 // RUN: not dtensor-opt %t/mlp.mlir --dtensor-autodiff=grad-layouts=partial 2>&1 | FileCheck %t/mlp.mlir --check-prefix=BAD-LAYOUTS
 // RUN: dtensor-opt %t/cases.mlir --split-input-file --dtensor-autodiff | FileCheck %t/cases.mlir
+// RUN: dtensor-opt %t/mixed.mlir --split-input-file --dtensor-autodiff --verify-each | FileCheck %t/mixed.mlir
 // RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=mlp | FileCheck %t/checkpoint.mlir
 // RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=mlp.act | FileCheck %t/checkpoint.mlir --check-prefix=ACT
 // RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=ml | FileCheck %t/checkpoint.mlir --check-prefix=NONE
@@ -521,4 +522,91 @@ module {
   func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>
   }
+}
+
+//--- mixed.mlir
+
+// Mixed precision (issue 27): bf16 storage, f32 statistics and sums.
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// The RMSNorm's sum of squares of bf16 rows in f32: the gradient of the
+// rows is formed in f32 and stored as bf16.
+// CHECK-LABEL: func.func @sum_of_squares_grad
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xbf16>)
+// CHECK: ^bb0(%[[DY:.*]]: f32, %[[A:.*]]: bf16, %{{.*}}: bf16):
+// CHECK: %[[AF:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK: arith.mulf
+// CHECK: %[[G:.*]] = arith.mulf %[[DY]], %{{.*}} : f32
+// CHECK: %[[T:.*]] = arith.truncf %[[G]] : f32 to bf16
+// CHECK: linalg.yield %[[T]] : bf16
+func.func @sum_of_squares(%x: tensor<4x8xbf16>) -> tensor<4xf32> {
+  %zf = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xbf16>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %sq = arith.mulf %af, %af : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %ss : tensor<4xf32>
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+
+// Computed in f32, stored truncated: differentiated before the truncf, the
+// bf16 cotangent extended to f32, one rounding at the end.
+// CHECK-LABEL: func.func @scale_grad
+// CHECK: ^bb0(%[[DY:.*]]: bf16, %{{.*}}: bf16, %{{.*}}: bf16):
+// CHECK: %[[DYF:.*]] = arith.extf %[[DY]] : bf16 to f32
+// CHECK: %[[G:.*]] = arith.mulf %[[DYF]], %{{.*}} : f32
+// CHECK: %[[T:.*]] = arith.truncf %[[G]] : f32 to bf16
+// CHECK: linalg.yield %[[T]] : bf16
+func.func @scale(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %e = tensor.empty() : tensor<4x8xbf16>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xbf16>) outs(%e : tensor<4x8xbf16>) {
+  ^bb0(%a: bf16, %out: bf16):
+    %c = arith.constant 3.0 : f32
+    %af = arith.extf %a : bf16 to f32
+    %s = arith.mulf %af, %c : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+// A bf16 matmul accumulating in f32: each operand's gradient is summed in
+// f32 and stored as bf16.
+// CHECK-LABEL: func.func @mixed_matmul_grad
+// CHECK: %[[DA:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[DA]] : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+func.func @mixed_matmul(%a: tensor<4x8xbf16>, %b: tensor<8x6xbf16>) -> tensor<4x6xf32> {
+  %zf = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %f = linalg.fill ins(%zf : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xbf16>, tensor<8x6xbf16>) outs(%f : tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %m : tensor<4x6xf32>
+}
+
+// -----
+
+// The q of a fused qkv (a rank-reducing slice): the cotangent gets its
+// unit dim back and is padded into place.
+// CHECK-LABEL: func.func @split_q_grad
+// CHECK: %[[U:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3]] output_shape [4, 1, 2, 8] : tensor<4x2x8xbf16> into tensor<4x1x2x8xbf16>
+// CHECK: tensor.pad %[[U]] low[0, 1, 0, 0] high[0, 1, 0, 0]
+// CHECK: tensor<4x1x2x8xbf16> to tensor<4x3x2x8xbf16>
+func.func @split_q(%qkv: tensor<4x3x2x8xbf16>) -> tensor<4x2x8xbf16> {
+  %q = tensor.extract_slice %qkv[0, 1, 0, 0] [4, 1, 2, 8] [1, 1, 1, 1] : tensor<4x3x2x8xbf16> to tensor<4x2x8xbf16>
+  return %q : tensor<4x2x8xbf16>
 }

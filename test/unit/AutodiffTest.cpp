@@ -47,10 +47,19 @@ double dot(const HostTensor &a, const HostTensor &b) {
 /// option string, possibly empty), then checks the returned gradients of
 /// arguments `wrt` against finite differences along `trials` random
 /// directions.
+/// The finite-difference step and the tolerance of the check: f64 programs
+/// by default; programs storing f32 (mixed precision) need a larger step and
+/// a looser match (f32 rounding of f(x +- eps u)).
+struct Precision {
+  double eps = 1e-6;
+  double tolerance = 1e-6;
+};
+
 void checkGradients(
     llvm::StringRef source, llvm::StringRef name, llvm::ArrayRef<unsigned> wrt,
     llvm::StringRef options = "", int trials = 3,
-    const std::function<void(std::vector<HostTensor> &)> &adjust = {}) {
+    const std::function<void(std::vector<HostTensor> &)> &adjust = {},
+    Precision precision = {}) {
   Session session;
   std::string diagnostics;
   session.setDiagnosticCallback([&](const dtensor::Diagnostic &d) {
@@ -88,13 +97,29 @@ void checkGradients(
       args.push_back(ids);
       continue;
     }
-    args.push_back(randomTensor(tensorType.getShape(), rng));
+    HostTensor arg = randomTensor(tensorType.getShape(), rng);
+    if (tensorType.getElementType().isF32()) {
+      HostTensor narrow(ElementType::F32, tensorType.getShape());
+      for (int64_t i = 0; i < arg.getNumElements(); ++i)
+        narrow.set(i, arg.get(i));
+      arg = narrow;
+    }
+    args.push_back(arg);
   }
   if (adjust)
     adjust(args);
   std::vector<HostTensor> seeds;
-  for (Type type : func.getResultTypes())
-    seeds.push_back(randomTensor(cast<RankedTensorType>(type).getShape(), rng));
+  for (Type type : func.getResultTypes()) {
+    auto tensorType = cast<RankedTensorType>(type);
+    HostTensor seed = randomTensor(tensorType.getShape(), rng);
+    if (tensorType.getElementType().isF32()) {
+      HostTensor narrow(ElementType::F32, tensorType.getShape());
+      for (int64_t i = 0; i < seed.getNumElements(); ++i)
+        narrow.set(i, seed.get(i));
+      seed = narrow;
+    }
+    seeds.push_back(seed);
+  }
 
   std::vector<const HostTensor *> jointArgs;
   for (const HostTensor &a : args)
@@ -106,7 +131,7 @@ void checkGradients(
   size_t numResults = seeds.size();
   ASSERT_EQ(joint->size(), numResults + wrt.size());
 
-  const double eps = 1e-6;
+  const double eps = precision.eps;
   for (int trial = 0; trial < trials; ++trial) {
     std::vector<HostTensor> plus = args, minus = args;
     double predicted = 0;
@@ -132,9 +157,89 @@ void checkGradients(
       measured += (dot((*fPlus)[r], seeds[r]) - dot((*fMinus)[r], seeds[r])) /
                   (2 * eps);
     double scale = std::max({std::abs(measured), std::abs(predicted), 1.0});
-    EXPECT_NEAR(predicted, measured, 1e-6 * scale)
+    EXPECT_NEAR(predicted, measured, precision.tolerance * scale)
         << "trial " << trial << " of @" << name.str();
   }
+}
+
+// Mixed precision (issue 27), f32 storage and f64 statistics as bf16 and
+// f32 in training: an RMSNorm whose sum of squares accumulates the
+// narrow rows in the wide type and whose output is computed wide and
+// truncated, a matmul of narrow operands accumulating wide, extf/truncf on
+// whole tensors. The gradients come back in the arguments' type.
+TEST(Autodiff, MixedPrecisionMatchesFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+func.func @f(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %w: tensor<8x6xf32>)
+    -> (tensor<4x6xf32>, tensor<4xf64>) {
+  %zd = arith.constant 0.0 : f64
+  %e1 = tensor.empty() : tensor<4xf64>
+  %f1 = linalg.fill ins(%zd : f64) outs(%e1 : tensor<4xf64>) -> tensor<4xf64>
+  %ss = linalg.generic {indexing_maps = [#id, #row],
+                        iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%f1 : tensor<4xf64>) {
+  ^bb0(%a: f32, %acc: f64):
+    %af = arith.extf %a : f32 to f64
+    %sq = arith.mulf %af, %af : f64
+    %s = arith.addf %acc, %sq : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %n = linalg.generic {indexing_maps = [#id, #row, #col, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x, %ss, %g : tensor<4x8xf32>, tensor<4xf64>, tensor<8xf32>)
+      outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f64, %gn: f32, %out: f32):
+    %inv = arith.constant 0.125 : f64
+    %eps = arith.constant 1.0e-5 : f64
+    %mean = arith.mulf %s, %inv : f64
+    %var = arith.addf %mean, %eps : f64
+    %r = math.rsqrt %var : f64
+    %af = arith.extf %a : f32 to f64
+    %gf = arith.extf %gn : f32 to f64
+    %y = arith.mulf %af, %r : f64
+    %z = arith.mulf %y, %gf : f64
+    %zt = arith.truncf %z : f64 to f32
+    linalg.yield %zt : f32
+  } -> tensor<4x8xf32>
+  %e3 = tensor.empty() : tensor<4x6xf64>
+  %f3 = linalg.fill ins(%zd : f64) outs(%e3 : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %m = linalg.matmul ins(%n, %w : tensor<4x8xf32>, tensor<8x6xf32>)
+                     outs(%f3 : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %t = arith.truncf %m : tensor<4x6xf64> to tensor<4x6xf32>
+  %h = math.tanh %t : tensor<4x6xf32>
+  return %h, %ss : tensor<4x6xf32>, tensor<4xf64>
+}
+)mlir",
+                 "f", {0, 1, 2}, "", 3, {}, Precision{1e-3, 1e-4});
+}
+
+// Rank-reducing and strided slices (the q/k/v split of a fused
+// projection, every other element), and an insertion (issue 27).
+TEST(Autodiff, StridedAndRankReducingSlicesMatchFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(R"mlir(
+func.func @f(%x: tensor<4x3x6xf64>, %d: tensor<5x6xf64>)
+    -> (tensor<4x6xf64>, tensor<2x3x3xf64>, tensor<5x6xf64>, tensor<f64>) {
+  %q = tensor.extract_slice %x[0, 1, 0] [4, 1, 6] [1, 1, 1]
+      : tensor<4x3x6xf64> to tensor<4x6xf64>
+  %s = tensor.extract_slice %x[1, 0, 1] [2, 3, 3] [2, 1, 2]
+      : tensor<4x3x6xf64> to tensor<2x3x3xf64>
+  %r = tensor.extract_slice %x[0, 2, 0] [2, 1, 3] [3, 1, 2]
+      : tensor<4x3x6xf64> to tensor<2x3xf64>
+  %sq = arith.mulf %r, %r : tensor<2x3xf64>
+  %i = tensor.insert_slice %sq into %d[1, 0] [2, 3] [2, 2]
+      : tensor<2x3xf64> into tensor<5x6xf64>
+  %one = tensor.extract_slice %x[3, 2, 5] [1, 1, 1] [1, 1, 1]
+      : tensor<4x3x6xf64> to tensor<f64>
+  %q2 = arith.mulf %q, %q : tensor<4x6xf64>
+  return %q2, %s, %i, %one : tensor<4x6xf64>, tensor<2x3x3xf64>, tensor<5x6xf64>, tensor<f64>
+}
+)mlir",
+                 "f", {0, 1});
 }
 
 // Matmul, relu, annotations: the TP MLP.
