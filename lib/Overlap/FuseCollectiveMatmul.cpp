@@ -563,6 +563,12 @@ void FuseCollectiveMatmulPass::visitReduceScatter(ReduceScatterOp op) {
   shape.groupSize = groupSizeOf(op);
   if (shape.groupSize < 1)
     return notFused("the mesh does not resolve");
+  int64_t scattered = productType.getDimSize(op.getScatterDim());
+  if (!ShapedType::isDynamic(scattered) && scattered % shape.groupSize != 0)
+    return notFused("the scattered dim's size " + Twine(scattered) +
+                    " is not divisible by the group size " +
+                    Twine(shape.groupSize) +
+                    "; the fused op scatters evenly (MMRS3)");
   auto aType = cast<RankedTensorType>(matmul->a->get().getType());
   shape.k = aType.getShape().back();
   int64_t n = productType.getShape().back();

@@ -345,6 +345,25 @@ func.func @mm_rs_through_view(%a: tensor<16x16xf32>, %b: tensor<16x10xf32>) -> t
 
 // -----
 
+// Not fused: an uneven scatter (8 rows over 3), which the fused op cannot
+// express (MMRS3; found by scripts/fuzz.sh --mode cuda, seed 2623).
+dtensor.mesh @tp shape = [3]
+// CHECK-LABEL: func @mm_rs_uneven
+// CHECK: linalg.matmul
+// CHECK: dtensor.reduce_scatter
+func.func @mm_rs_uneven(%a: tensor<16x16xf32>, %b: tensor<16x10xf32>) -> tensor<2x?x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x10xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x10xf32>) -> tensor<16x10xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<16x16xf32>, tensor<16x10xf32>) outs(%f : tensor<16x10xf32>) -> tensor<16x10xf32>
+  %v = tensor.expand_shape %p [[0, 1], [2]] output_shape [2, 8, 10] : tensor<16x10xf32> into tensor<2x8x10xf32>
+  // expected-remark @below {{not fused: the scattered dim's size 8 is not divisible by the group size 3; the fused op scatters evenly (MMRS3)}}
+  %r = dtensor.reduce_scatter %v on @tp axes = [0] scatter_dim = 1 reduce = sum : tensor<2x8x10xf32> -> tensor<2x?x10xf32>
+  return %r : tensor<2x?x10xf32>
+}
+
+// -----
+
 // Not fused: a product with another user (the fused op does not return
 // it), a reduction other than sum/avg, an operand that is no matmul.
 dtensor.mesh @tp shape = [2]
