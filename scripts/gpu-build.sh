@@ -26,7 +26,14 @@ cp "$BIN/dtensor-launch" "$LIB/libdtensor_runtime_cuda.so" "$OUT/"
 # source NAME SRC N -> prints the program for N ranks (plan applied).
 source_for() {
   local name=$1 src=$2 n=$3 file plan dtype=f32 passes=()
-  if [[ "$src" == trans:* ]]; then
+  if [[ "$src" == grad:block:* ]]; then passes=(--dtensor-autodiff); src=${src#grad:}; fi
+  if [[ "$src" == block:* ]]; then
+    # A block of bench/gpu_rank/gen_rank.py as its global program on n ranks.
+    local args=${src#block:}
+    python3 bench/gpu_rank/gen_rank.py --mesh "$n" ${args//,/ } \
+      -o "$OUT/src/$name.n$n.block.mlir" || return 1
+    file="$OUT/src/$name.n$n.block.mlir"; plan=/nonexistent
+  elif [[ "$src" == trans:* ]]; then
     # The layout-transition matrix of one mesh (test/e2e/gen-transitions.py).
     file="$OUT/src/trans-${src#trans:}.mlir"
     [ -f "$file" ] ||

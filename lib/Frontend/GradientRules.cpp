@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -219,7 +220,16 @@ buildOperandGradient(Adjoints &adjoints, linalg::LinalgOp op, Value dy,
 
   // A plain pass-through (the gradient of a copy, an add, a permutation
   // that the cotangent already has) is the cotangent itself.
+  // Primal values cloned for a factor whose tangent turned out zero are
+  // dead: erase them, so that the operands only they read are not kept
+  // (an input kept for nothing pins the loops to its sharding).
   Block *body = generic.getBlock();
+  SmallVector<Operation *> bodyOps;
+  for (Operation &nested : body->without_terminator())
+    bodyOps.push_back(&nested);
+  for (Operation *nested : llvm::reverse(bodyOps)) // users before defs
+    if (isOpTriviallyDead(nested))
+      nested->erase();
   if (!accumulate &&
       body->getTerminator()->getOperand(0) == body->getArgument(0) &&
       maps.front() == map) {

@@ -194,6 +194,12 @@ double Propagator::transitionCost(Value value, LayoutAttr layout) {
     if (current != layout && isRecreatable(value) &&
         creationAllowsLayout(value.getDefiningOp(), layout))
       return 0;
+    // A redistribution made for an earlier user is reused (materialize):
+    // the value is already available in that layout (the backward's
+    // all_gathered cotangent serves the weight gradient too, as in
+    // PyTorch, instead of an all_to_all of the activation).
+    if (redistributed.count({value, layout}))
+      return 0;
   }
   return layoutCost(type, current, layout);
 }

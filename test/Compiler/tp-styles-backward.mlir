@@ -59,6 +59,16 @@
 // With grad-layouts=free the norm weight's gradient stays Partial, as after
 // PyTorch's backward(): the backward is then exactly PyTorch's.
 // RUN: dtensor-opt %dtensor_src_root/examples/sequence_parallel_mlp.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff=grad-layouts=free --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP-FREE
+// The same block with a bias on the RowwiseParallel w2 (issue 27;
+// test_transformer_training's sequence-parallel model has them): with
+// grad-layouts=free the backward is PyTorch's all_gather + reduce_scatter
+// and w2's gradient is sharded like w2 (Shard(1): 32x16 per rank), computed
+// from the all_gathered output cotangent the input gradient needs too, not
+// a full-size P(sum) replica after an all_to_all of the activation; with
+// the default layouts one more all_reduce makes the bias's Partial
+// gradient Replicate (its parameter's layout).
+// RUN: dtensor-opt %t/sp-bias.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff=grad-layouts=free --dtensor-spmd --dtensor-comm-report | FileCheck %s --check-prefix=SP-BIAS-FREE
+// RUN: dtensor-opt %t/sp-bias.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/sequence_parallel_mlp.plan.json --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=SP-BIAS
 // RUN: dtensor-opt %dtensor_src_root/examples/attention.mlir --dtensor-apply-tp-plan=plan=%dtensor_src_root/examples/attention.plan.json --dtensor-autodiff --dtensor-spmd --dtensor-comm-report -o /dev/null | FileCheck %s --check-prefix=ATTN
 // FSDP + TP on a 2x2 mesh: forward, the two FSDP all_gathers over dp and
 // the rowwise all_reduce over tp; backward, one reduce_scatter over dp per
@@ -129,6 +139,21 @@
 // SP-SCHED-NEXT: all_reduce 1 1 128
 // SP-SCHED-NEXT: reduce_scatter 1 1
 // SP-SCHED-NEXT: total 3 3
+
+// SP-BIAS-FREE-LABEL: comm report for @ffn_block_grad
+// SP-BIAS-FREE: backward:
+// SP-BIAS-FREE-NEXT: all_gather 1 0
+// SP-BIAS-FREE-NEXT: reduce_scatter 1 0
+// SP-BIAS-FREE-NEXT: total 2 0
+// SP-BIAS-FREE: func.func @ffn_block_grad
+// SP-BIAS-FREE-SAME: tensor<32x16xf32> {dtensor.global_type = tensor<32x64xf32>, dtensor.grad_of = 3 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>}
+
+// SP-BIAS-LABEL: comm report for @ffn_block_grad
+// SP-BIAS: backward:
+// SP-BIAS-NEXT: all_gather 1 0
+// SP-BIAS-NEXT: all_reduce 1 0
+// SP-BIAS-NEXT: reduce_scatter 1 0
+// SP-BIAS-NEXT: total 3 0
 
 // SP-FREE-LABEL: comm report for @ffn_block_grad
 // SP-FREE: backward:
@@ -501,4 +526,109 @@ func.func @kw(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>,
   %e2 = tensor.empty() : tensor<4x8xf32>
   %o = linalg.add {dtensor.module = "top"} ins(%l, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %o : tensor<4x8xf32>
+}
+
+//--- sp-bias.mlir
+
+// examples/sequence_parallel_mlp.mlir with a bias added to ffn.w2.
+#x = affine_map<(b, s, h) -> (b, s, h)>
+#bs = affine_map<(b, s, h) -> (b, s)>
+#h = affine_map<(b, s, h) -> (h)>
+#in = affine_map<(b, s, o, k) -> (b, s, k)>
+#w = affine_map<(b, s, o, k) -> (o, k)>
+#out = affine_map<(b, s, o, k) -> (b, s, o)>
+
+dtensor.mesh @tp shape = [4] names = ["tp"]
+
+func.func @ffn_block(
+    %x: tensor<2x16x32xf32>,
+    %g: tensor<32xf32> {dtensor.param = "norm.weight"},
+    %w1: tensor<64x32xf32> {dtensor.param = "ffn.w1.weight"},
+    %w2: tensor<32x64xf32> {dtensor.param = "ffn.w2.weight"},
+    %bias: tensor<32xf32> {dtensor.param = "ffn.w2.bias"})
+    -> tensor<2x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %inv_dim = arith.constant 0.03125 : f32
+  %eps = arith.constant 1.0e-6 : f32
+
+  // norm: x / sqrt(mean(x^2) + eps) * g over the hidden dim.
+  %e0 = tensor.empty() : tensor<2x16xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x16xf32>)
+      -> tensor<2x16xf32>
+  %sq = linalg.generic {indexing_maps = [#x, #bs],
+                        iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<2x16x32xf32>) outs(%f0 : tensor<2x16xf32>)
+      attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %acc: f32):
+    %p = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16xf32>
+  %e1 = tensor.empty() : tensor<2x16x32xf32>
+  %n = linalg.generic {indexing_maps = [#x, #bs, #h, #x],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %sq, %g : tensor<2x16x32xf32>, tensor<2x16xf32>, tensor<32xf32>)
+      outs(%e1 : tensor<2x16x32xf32>) attrs = {dtensor.module = "norm"} {
+  ^bb0(%in: f32, %ss: f32, %gain: f32, %o: f32):
+    %mean = arith.mulf %ss, %inv_dim : f32
+    %var = arith.addf %mean, %eps : f32
+    %rms = math.sqrt %var : f32
+    %y = arith.divf %in, %rms : f32
+    %z = arith.mulf %y, %gain : f32
+    linalg.yield %z : f32
+  } -> tensor<2x16x32xf32>
+
+  // ffn.w1: hidden 32 -> 64, then relu.
+  %e2 = tensor.empty() : tensor<2x16x64xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x16x64xf32>)
+      -> tensor<2x16x64xf32>
+  %u = linalg.generic {indexing_maps = [#in, #w, #out],
+                       iterator_types = ["parallel", "parallel", "parallel",
+                                         "reduction"]}
+      ins(%n, %w1 : tensor<2x16x32xf32>, tensor<64x32xf32>)
+      outs(%f2 : tensor<2x16x64xf32>) attrs = {dtensor.module = "ffn.w1"} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x64xf32>
+  %e3 = tensor.empty() : tensor<2x16x64xf32>
+  %a = linalg.generic {indexing_maps = [#x, #x],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%u : tensor<2x16x64xf32>) outs(%e3 : tensor<2x16x64xf32>)
+      attrs = {dtensor.module = "ffn"} {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x16x64xf32>
+
+  // ffn.w2: 64 -> hidden 32.
+  %e4 = tensor.empty() : tensor<2x16x32xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<2x16x32xf32>)
+      -> tensor<2x16x32xf32>
+  %d = linalg.generic {indexing_maps = [#in, #w, #out],
+                       iterator_types = ["parallel", "parallel", "parallel",
+                                         "reduction"]}
+      ins(%a, %w2 : tensor<2x16x64xf32>, tensor<32x64xf32>)
+      outs(%f4 : tensor<2x16x32xf32>) attrs = {dtensor.module = "ffn.w2"} {
+  ^bb0(%p0: f32, %p1: f32, %acc: f32):
+    %p = arith.mulf %p0, %p1 : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x32xf32>
+  %eb = tensor.empty() : tensor<2x16x32xf32>
+  %db = linalg.generic {indexing_maps = [#x, #h, #x],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%d, %bias : tensor<2x16x32xf32>, tensor<32xf32>)
+      outs(%eb : tensor<2x16x32xf32>) attrs = {dtensor.module = "ffn.w2"} {
+  ^bb0(%v: f32, %bb: f32, %o: f32):
+    %r = arith.addf %v, %bb : f32
+    linalg.yield %r : f32
+  } -> tensor<2x16x32xf32>
+
+  // The residual, outside every module.
+  %e5 = tensor.empty() : tensor<2x16x32xf32>
+  %h = linalg.add ins(%x, %db : tensor<2x16x32xf32>, tensor<2x16x32xf32>)
+      outs(%e5 : tensor<2x16x32xf32>) -> tensor<2x16x32xf32>
+  return %h : tensor<2x16x32xf32>
 }
