@@ -10,8 +10,6 @@
 
 #include "ArtifactLauncherInternal.h"
 
-#include <cmath>
-
 using namespace mlir::dtensor;
 using namespace mlir::dtensor::launcher;
 
@@ -24,8 +22,8 @@ std::string
 mlir::dtensor::validateArtifactLaunchOptions(const ArtifactLaunchOptions &o) {
   if (o.artifact.empty())
     return "no artifact given";
-  if (std::isnan(o.tolerance) || o.tolerance < 0)
-    return "--tolerance must be a number >= 0";
+  if (std::string why = o.tolerances.validate(); !why.empty())
+    return why;
   if (o.nproc < 0)
     return "--nproc must be >= 1, got " + std::to_string(o.nproc);
   if (o.timeoutSeconds < 1 || o.timeoutSeconds > 1000000000)

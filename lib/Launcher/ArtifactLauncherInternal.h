@@ -110,7 +110,8 @@ struct Artifact {
 llvm::Expected<Artifact> loadArtifact(const std::string &path);
 
 /// Why `artifact` cannot run as `options` ask beyond what
-/// validateArtifactLaunchOptions sees; empty if it can.
+/// validateArtifactLaunchOptions sees (--cuda-graph for a CPU artifact, a
+/// tolerance for an output it does not have); empty if it can.
 std::string checkRunnable(const ArtifactLaunchOptions &options,
                           const Artifact &artifact);
 

@@ -105,11 +105,8 @@ mlir::dtensor::createMpiRankLauncher(std::string mpirun, std::string worker) {
 //===----------------------------------------------------------------------===//
 
 std::string mlir::dtensor::validateOptions(const LaunchOptions &options) {
-  if (!std::isfinite(options.tolerance) || options.tolerance < 0) {
-    std::string text;
-    llvm::raw_string_ostream(text) << llvm::format("%g", options.tolerance);
-    return "--tolerance must be a finite number >= 0, got " + text;
-  }
+  if (std::string why = options.tolerances.validate(); !why.empty())
+    return why;
   if (options.repeat < 0)
     return "--repeat must be >= 0, got " + std::to_string(options.repeat);
   if (options.timeoutSeconds < 1 || options.timeoutSeconds > kMaxTimeoutSeconds)
@@ -163,7 +160,8 @@ private:
   llvm::Expected<std::vector<HostTensor>> runReference(ModuleOp original);
   /// Writes what the ranks read: inputs, layouts.json, job.json.
   llvm::Error writeJob(const EntryLayouts &layouts);
-  /// Reassembles every output and compares each copy with `expected`.
+  /// Reassembles every output and compares each copy with `expected`;
+  /// writes the reassembled outputs (out<i>.npy).
   llvm::Expected<bool> compare(const EntryLayouts &layouts,
                                const std::vector<HostTensor> &expected);
   void printTiming();
@@ -350,9 +348,8 @@ int Driver::compileAndLaunch(ModuleOp original, uint64_t seed) {
       "--seed=" + std::to_string(seed),
       "--timeout=" + std::to_string(options.timeoutSeconds),
       "--work-dir=" + path("ranks")};
-  std::string tolerance;
-  llvm::raw_string_ostream(tolerance) << llvm::format("%.17g", options.tolerance);
-  command.push_back("--tolerance=" + tolerance);
+  for (std::string &arg : options.tolerances.toArgs())
+    command.push_back(std::move(arg));
   for (const auto &[index, file] : options.inputs)
     command.push_back("--input=" + std::to_string(index) + "=" + file);
   if (options.singleGpu)
@@ -401,13 +398,23 @@ llvm::Error Driver::writeJob(const EntryLayouts &layouts) {
 
 llvm::Expected<bool> Driver::compare(const EntryLayouts &layouts,
                                      const std::vector<HostTensor> &expected) {
-  return checkOutputs(
-      layouts, undefinedResults, &expected, options.tolerance,
+  std::vector<HostTensor> globals;
+  llvm::Expected<bool> good = checkOutputs(
+      layouts, undefinedResults, &expected, options.tolerances,
       [&](size_t i, int64_t rank) {
         return readNpy(path("out" + llvm::Twine(i) + ".rank" +
                             llvm::Twine(rank) + ".npy"));
       },
-      os);
+      os, &globals);
+  if (!good)
+    return good.takeError();
+  // The reassembled outputs (each one's first copy), beside ref<i>.npy.
+  for (auto [i, global] : llvm::enumerate(globals))
+    if (!global.data.empty() || global.getNumElements() == 0)
+      if (llvm::Error e =
+              writeNpy(path("out" + llvm::Twine(i) + ".npy"), global))
+        return std::move(e);
+  return good;
 }
 
 void Driver::printTiming() {
@@ -447,6 +454,10 @@ int Driver::run() {
       return 2;
   if (llvm::Error e = selectEntry(original))
     return error(std::move(e));
+  if (std::string why =
+          options.tolerances.validateOutputs(entry.getNumResults(), entryName);
+      !why.empty())
+    return error(why);
 
   uint64_t seed = options.seed ? *options.seed : makeFreshSeed();
   if (llvm::Error e = makeInputs(seed))
@@ -504,6 +515,12 @@ int Driver::run() {
   llvm::Expected<std::vector<HostTensor>> expected = runReference(original);
   if (!expected)
     return error(expected.takeError());
+  // The reference's outputs, global, next to the ranks' (out<i>.npy).
+  for (auto [i, output] : llvm::enumerate(*expected))
+    if (i >= undefinedResults.size() || !undefinedResults[i])
+      if (llvm::Error e =
+              writeNpy(path("ref" + llvm::Twine(i) + ".npy"), output))
+        return error(std::move(e));
   if (llvm::Error e = writeJob(layouts))
     return error(std::move(e));
 

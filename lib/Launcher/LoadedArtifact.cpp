@@ -117,7 +117,8 @@ std::string launcher::checkRunnable(const ArtifactLaunchOptions &options,
   if (options.cudaGraph && artifact.backend != "cuda")
     return "--cuda-graph needs a CUDA artifact; '" + options.artifact +
            "' is for the " + artifact.backend + " target";
-  return "";
+  return options.tolerances.validateOutputs(artifact.results.size(),
+                                            artifact.entry);
 }
 
 llvm::Expected<Artifact> launcher::peekArtifact(const std::string &path) {

@@ -16,7 +16,6 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -82,10 +81,8 @@ std::vector<std::string> rankCommand(const ArtifactLaunchOptions &options,
   if (!options.reference.empty())
     args.push_back("--reference=" + options.reference);
   args.push_back("--seed=" + std::to_string(seed));
-  std::string tolerance;
-  llvm::raw_string_ostream(tolerance)
-      << llvm::format("%.17g", options.tolerance);
-  args.push_back("--tolerance=" + tolerance);
+  for (std::string &arg : options.tolerances.toArgs())
+    args.push_back(std::move(arg));
   for (const auto &[index, file] : options.inputs)
     args.push_back("--input=" + std::to_string(index) + "=" + file);
   args.push_back("--work-dir=" + workDir);

@@ -16,9 +16,7 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 
-#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <random>
@@ -128,6 +126,13 @@ int Rank::check(const std::vector<HostTensor> &inputs) {
     if (!outputs)
       return error(outputs.takeError());
     expected = std::move(*outputs);
+    // Kept in the work directory beside the ranks' outputs.
+    for (auto [i, output] : llvm::enumerate(expected))
+      if (i >= artifact.undefinedResults.size() ||
+          !artifact.undefinedResults[i])
+        if (llvm::Error e =
+                writeNpy(path("ref" + llvm::Twine(i) + ".npy"), output))
+          return error(std::move(e));
   }
   std::vector<HostTensor> globals;
   auto read = [&](size_t i, int64_t r) {
@@ -137,29 +142,37 @@ int Rank::check(const std::vector<HostTensor> &inputs) {
   llvm::Expected<bool> good = true;
   if (artifact.unsharded) {
     // One rank computed everything.
+    if (reference)
+      printCheckCriterion(os);
     for (size_t i = 0; i < artifact.results.size(); ++i) {
       llvm::Expected<HostTensor> output = read(i, 0);
       if (!output)
         return error(output.takeError());
-      HostTensor value = castHostTensor(*output, artifact.results[i].first);
+      const auto &[type, shape] = artifact.results[i];
+      HostTensor value = castHostTensor(*output, type);
       if (reference) {
-        double relative = relativeError(value, expected[i]);
-        bool ok = !std::isnan(relative) && relative <= options.tolerance;
-        *good = *good && ok;
-        os << llvm::format("  output #%zu %s: max relative error %.3e "
-                           "(tolerance %.1e) %s\n",
-                           i, describe(artifact.results[i]).c_str(), relative,
-                           options.tolerance, ok ? "ok" : "MISMATCH");
+        Comparison comparison = compareTensors(
+            value, expected[i], options.tolerances.resolve(i, type));
+        *good = *good && comparison.good;
+        printComparison(os, i, describe(artifact.results[i]), shape,
+                        comparison);
+        os << "\n";
       }
       globals.push_back(std::move(value));
     }
   } else {
     good = checkOutputs(artifact.layouts, artifact.undefinedResults,
-                        reference ? &expected : nullptr, options.tolerance,
+                        reference ? &expected : nullptr, options.tolerances,
                         read, os, &globals);
     if (!good)
       return error(good.takeError());
   }
+  // The reassembled outputs in the work directory, beside ref<i>.npy.
+  for (auto [i, global] : llvm::enumerate(globals))
+    if (!global.data.empty() || global.getNumElements() == 0)
+      if (llvm::Error e =
+              writeNpy(path("out" + llvm::Twine(i) + ".npy"), global))
+        return error(std::move(e));
   if (!options.outputDir.empty()) {
     if (std::error_code ec =
             llvm::sys::fs::create_directories(options.outputDir))

@@ -10,9 +10,13 @@
 
 #include "dtensor/Launcher/ArtifactLauncher.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <tuple>
 
 using namespace llvm;
 
@@ -41,17 +45,34 @@ static cl::opt<uint64_t> seed("seed",
                               cl::desc("seed of the random inputs (default: "
                                        "a fresh one, printed)"),
                               cl::cat(category));
-static cl::opt<double> tolerance("tolerance",
-                                 cl::desc("maximum relative error per output"),
-                                 cl::init(1e-4), cl::cat(category));
+static cl::list<std::string>
+    rtolOption("rtol",
+               cl::desc("relative tolerance of the check, |a-b| <= atol + "
+                        "rtol*|b| for every element: VALUE for every "
+                        "floating-point output, OUTPUT:VALUE for one (default: "
+                        "1e-4 f32/f64, 5e-3 f16, 4e-2 bf16; integers exact)"),
+               cl::CommaSeparated, cl::cat(category));
+static cl::list<std::string>
+    atolOption("atol",
+               cl::desc("absolute tolerance of the check: VALUE for every "
+                        "floating-point output, OUTPUT:VALUE for one; auto "
+                        "(default): max(rtol*max|b|, 1e-5 f32, 1e-10 f64, 1e-3 "
+                        "f16, 1e-2 bf16)"),
+               cl::CommaSeparated, cl::cat(category));
+static cl::list<std::string> toleranceOption("tolerance",
+                                             cl::desc("the old name of --rtol"),
+                                             cl::CommaSeparated,
+                                             cl::cat(category));
 static cl::list<std::string>
     inputs("input", cl::desc("INDEX=FILE.npy: argument INDEX from a file"),
            cl::cat(category));
 static cl::opt<std::string>
     workDir("work-dir",
-            cl::desc("directory the ranks share for inputs and outputs "
-                     "(default: a temporary one; required when another "
-                     "launcher starts several ranks)"),
+            cl::desc("directory the ranks share for the inputs, their "
+                     "outputs, the reassembled outputs (out<i>.npy) and the "
+                     "reference's (ref<i>.npy) (default: a temporary one; "
+                     "required when another launcher starts several "
+                     "ranks)"),
             cl::cat(category));
 static cl::opt<std::string>
     outputDir("output-dir",
@@ -88,7 +109,24 @@ int main(int argc, char **argv) {
   options.singleGpu = singleGpu;
   if (seed.getNumOccurrences())
     options.seed = seed;
-  options.tolerance = tolerance;
+  // In command-line order: a later value replaces an earlier one.
+  std::vector<std::tuple<unsigned, StringRef, std::string>> given;
+  using List = cl::list<std::string>;
+  for (auto [list, name] :
+       {std::pair<List *, StringRef>(std::addressof(rtolOption), "rtol"),
+        std::pair<List *, StringRef>(std::addressof(atolOption), "atol"),
+        std::pair<List *, StringRef>(std::addressof(toleranceOption),
+                                     "tolerance")})
+    for (size_t i = 0; i < list->size(); ++i)
+      given.emplace_back(list->getPosition(i), name, (*list)[i]);
+  llvm::stable_sort(given, [](const auto &a, const auto &b) {
+    return std::get<0>(a) < std::get<0>(b);
+  });
+  for (const auto &[position, name, spec] : given)
+    if (std::string why = options.tolerances.parse(name, spec); !why.empty()) {
+      errs() << "dtensor-launch: error: " << why << "\n";
+      return 2;
+    }
   options.workDir = workDir;
   options.outputDir = outputDir;
   options.timeoutSeconds = timeout;

@@ -8,9 +8,13 @@
 
 #include "dtensor/Launcher/Launcher.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <tuple>
 
 using namespace llvm;
 
@@ -25,9 +29,23 @@ static cl::opt<std::string> entry("entry",
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("seed of the random inputs (default: "
                                        "fresh, printed)"));
-static cl::opt<double> tolerance("tolerance",
-                                 cl::desc("maximum relative error per output"),
-                                 cl::init(1e-4));
+static cl::list<std::string>
+    rtolOption("rtol",
+               cl::desc("relative tolerance of the check, |a-b| <= atol + "
+                        "rtol*|b| for every element: VALUE for every "
+                        "floating-point output, OUTPUT:VALUE for one (default: "
+                        "1e-4 f32/f64, 5e-3 f16, 4e-2 bf16; integers exact)"),
+               cl::CommaSeparated);
+static cl::list<std::string>
+    atolOption("atol",
+               cl::desc("absolute tolerance of the check: VALUE for every "
+                        "floating-point output, OUTPUT:VALUE for one; auto "
+                        "(default): max(rtol*max|b|, 1e-5 f32, 1e-10 f64, 1e-3 "
+                        "f16, 1e-2 bf16)"),
+               cl::CommaSeparated);
+static cl::list<std::string> toleranceOption("tolerance",
+                                             cl::desc("the old name of --rtol"),
+                                             cl::CommaSeparated);
 static cl::opt<int64_t> repeat("repeat",
                                cl::desc("timed calls after the checked one"),
                                cl::init(0));
@@ -58,9 +76,11 @@ static cl::opt<int64_t> splitAllReduce(
     cl::init(0));
 static cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to launch with"),
                                    cl::init("mpirun"));
-static cl::opt<std::string> workDir("work-dir",
-                                    cl::desc("keep compiled modules, inputs "
-                                             "and outputs in this directory"));
+static cl::opt<std::string>
+    workDir("work-dir",
+            cl::desc("keep the compiled modules, the inputs, the ranks' and "
+                     "the reassembled outputs and the reference's outputs "
+                     "(ref<i>.npy) in this directory"));
 static cl::opt<bool>
     singleGpu("single-gpu",
               cl::desc("GPU targets: start every rank on GPU 0 (NCCL over "
@@ -89,7 +109,24 @@ int main(int argc, char **argv) {
   options.ranks = ranks;
   if (seed.getNumOccurrences())
     options.seed = seed;
-  options.tolerance = tolerance;
+  // In command-line order: a later value replaces an earlier one.
+  std::vector<std::tuple<unsigned, StringRef, std::string>> given;
+  using List = cl::list<std::string>;
+  for (auto [list, name] :
+       {std::pair<List *, StringRef>(std::addressof(rtolOption), "rtol"),
+        std::pair<List *, StringRef>(std::addressof(atolOption), "atol"),
+        std::pair<List *, StringRef>(std::addressof(toleranceOption),
+                                     "tolerance")})
+    for (size_t i = 0; i < list->size(); ++i)
+      given.emplace_back(list->getPosition(i), name, (*list)[i]);
+  llvm::stable_sort(given, [](const auto &a, const auto &b) {
+    return std::get<0>(a) < std::get<0>(b);
+  });
+  for (const auto &[position, name, spec] : given)
+    if (std::string why = options.tolerances.parse(name, spec); !why.empty()) {
+      errs() << "dtensor-run: error: " << why << "\n";
+      return 2;
+    }
   options.repeat = repeat;
   options.timeoutSeconds = timeout;
   options.target = target;

@@ -21,12 +21,15 @@
 //     them), or the only rank.
 // The ranks share a work directory (on one host, or a shared file system):
 // rank 0 writes the global inputs there (in<i>.npy), every rank its outputs
-// (out<i>.rank<r>.npy); rank 0 then reassembles, compares and reports.
+// (out<i>.rank<r>.npy); rank 0 then reassembles them (out<i>.npy), runs the
+// reference (ref<i>.npy), compares and reports.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DTENSOR_LAUNCHER_ARTIFACTLAUNCHER_H
 #define DTENSOR_LAUNCHER_ARTIFACTLAUNCHER_H
+
+#include "dtensor/Support/OutputCheck.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -49,8 +52,9 @@ struct ArtifactLaunchOptions {
   bool singleGpu = false;
   /// Seed of the random inputs; none: a fresh one, printed.
   std::optional<uint64_t> seed;
-  /// Maximum relative error per output.
-  double tolerance = 1e-4;
+  /// What the outputs are checked with: every element within
+  /// atol + rtol * |reference| (dtensor/Support/OutputCheck.h).
+  CheckTolerances tolerances;
   /// Argument index -> .npy file to use instead of random data.
   std::map<int64_t, std::string> inputs;
   /// Shared by the ranks; empty: a fresh temporary one (removed afterwards

@@ -10,12 +10,16 @@
 // The work directory is the interface between the driver and the ranks:
 // sharded.mlir (the per-rank program at the LLVM stage), layouts.json (the
 // entry's EntryLayouts), job.json ({"repeat": K}), in<i>.npy (global
-// inputs); each rank writes out<i>.rank<r>.npy and rank 0 timing.json.
+// inputs), ref<i>.npy (the reference's outputs); each rank writes
+// out<i>.rank<r>.npy and rank 0 timing.json; the driver then writes the
+// reassembled outputs, out<i>.npy (the first copy of each).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DTENSOR_LAUNCHER_LAUNCHER_H
 #define DTENSOR_LAUNCHER_LAUNCHER_H
+
+#include "dtensor/Support/OutputCheck.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -65,8 +69,9 @@ struct LaunchOptions {
   int64_t ranks = 4;
   /// Seed of the random inputs; none: a fresh one, printed.
   std::optional<uint64_t> seed;
-  /// Maximum relative error per output: max|a - b| / max(max|b|, 1e-30).
-  double tolerance = 1e-4;
+  /// What the outputs are checked with: every element within
+  /// atol + rtol * |reference| (dtensor/Support/OutputCheck.h).
+  CheckTolerances tolerances;
   /// Timed calls of the sharded program (after one warm-up call).
   int64_t repeat = 0;
   /// Argument index -> .npy file to use instead of random data.
@@ -100,9 +105,9 @@ struct LaunchOptions {
   bool keepWorkDir = false;
 };
 
-/// Why `options` cannot be run (a negative or NaN tolerance, a negative
-/// repeat count, a timeout outside [1, kMaxTimeoutSeconds], fewer than one
-/// rank, a negative input index); empty if they can.
+/// Why `options` cannot be run (a negative, infinite or NaN tolerance, a
+/// negative repeat count, a timeout outside [1, kMaxTimeoutSeconds], fewer
+/// than one rank, a negative input index); empty if they can.
 std::string validateOptions(const LaunchOptions &options);
 
 /// Compiles, runs and checks; prints a report to `os`. Returns the process

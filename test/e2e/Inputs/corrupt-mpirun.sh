@@ -1,7 +1,8 @@
 #!/bin/sh
 # Stands in for mpirun in tests: runs the job with $REAL_MPIRUN, then
 # overwrites the last element of rank $CORRUPT_RANK's first output (an f32)
-# with +inf, as a rank whose copy of a replicated output went wrong.
+# with +inf (or NaN with CORRUPT_VALUE=nan), as a rank whose copy of a
+# replicated output went wrong.
 "$REAL_MPIRUN" "$@" || exit $?
 for arg in "$@"; do
   case "$arg" in
@@ -10,4 +11,8 @@ for arg in "$@"; do
 done
 file="$dir/out0.rank$CORRUPT_RANK.npy"
 size=$(stat -c %s "$file") || exit 1
-printf '\000\000\200\177' | dd of="$file" bs=1 seek=$((size - 4)) conv=notrunc 2>/dev/null
+if [ "$CORRUPT_VALUE" = nan ]; then
+  printf '\000\000\300\177'
+else
+  printf '\000\000\200\177'
+fi | dd of="$file" bs=1 seek=$((size - 4)) conv=notrunc 2>/dev/null
