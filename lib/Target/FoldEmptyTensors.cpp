@@ -122,13 +122,33 @@ struct EmptySourceView : OpRewritePattern<OpTy> {
   }
 };
 
-/// Rule 3: every element of a pad of an empty source is padding.
+/// Rule 3: every element of a pad of an empty source is padding (a source
+/// the padding alone fills the result with counts as empty).
 struct PadOfEmptySource : OpRewritePattern<tensor::PadOp> {
   using OpRewritePattern::OpRewritePattern;
 
+  /// True if the pad's source has no elements: a static size-0 dim, or a
+  /// dynamic dim whose static low and high padding already fill the static
+  /// result dim (so the source dim is 0 at run time; bufferized, the copy
+  /// of the source would slice the result at offset `low` = its size).
+  static bool padsNothing(tensor::PadOp op) {
+    if (hasNoElements(op.getSourceType()))
+      return true;
+    RankedTensorType result = op.getResultType();
+    for (int64_t d = 0, e = result.getRank(); d < e; ++d) {
+      std::optional<int64_t> low = getConstantIntValue(op.getMixedLowPad()[d]);
+      std::optional<int64_t> high =
+          getConstantIntValue(op.getMixedHighPad()[d]);
+      if (low && high && !result.isDynamicDim(d) &&
+          result.getDimSize(d) == *low + *high)
+        return true;
+    }
+    return false;
+  }
+
   LogicalResult matchAndRewrite(tensor::PadOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!hasNoElements(op.getSourceType()))
+    if (!padsNothing(op))
       return failure();
     FailureOr<SmallVector<Value>> dynamic =
         getDynamicResultSizes(rewriter, op, 0);

@@ -67,6 +67,23 @@ func.func @pad_of_empty(%x: tensor<0x5xf32>, %v: f32) -> tensor<2x6xf32> {
 
 // -----
 
+// Rule 3 where the padding alone fills the static result: the dynamic
+// source dim is 0 at run time (found by scripts/fuzz.sh, seed 2621: a
+// mutant of @pad_of_empty; bufferized as it is, the copy of the source
+// slices the 2-row result at offset 2).
+// CHECK-LABEL: func.func @pad_fills_result
+// CHECK: tensor.generate
+// CHECK-NOT: tensor.pad
+func.func @pad_fills_result(%x: tensor<?x5xf32>, %v: f32) -> tensor<2x6xf32> {
+  %p = tensor.pad %x low[2, 0] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %v : f32
+  } : tensor<?x5xf32> to tensor<2x6xf32>
+  return %p : tensor<2x6xf32>
+}
+
+// -----
+
 // Rule 1 on a pad (dtensor-specialize-rank for a rank whose uneven shard is
 // empty): bufferized as it is, the copy of the source slices the size-0
 // result dim at offset 0.

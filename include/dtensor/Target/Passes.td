@@ -65,8 +65,9 @@ def FoldEmptyTensorsPass : Pass<"dtensor-fold-empty-tensors"> {
     2. an `extract_slice`, `collapse_shape`, `expand_shape` or `cast` of a
        source with a static size-0 dimension into a `tensor.empty` of the
        result's sizes;
-    3. a `tensor.pad` of such a source into a `tensor.generate` with the
-       pad's body (every element is padding);
+    3. a `tensor.pad` of such a source, or one whose static padding alone
+       fills a static result dim (the source dim is 0 at run time), into a
+       `tensor.generate` with the pad's body (every element is padding);
     4. an `insert_slice` of such a source into its destination.
 
     Ops whose result shapes cannot be reified are left alone.
