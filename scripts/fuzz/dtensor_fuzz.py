@@ -36,7 +36,8 @@ Outcomes per program and pipeline:
   diagnostic   an error diagnostic (fine: the program was refused)
   invalid-ir   a pass succeeded but left IR the verifier rejects (bug)
   crash        the checker died of a signal (bug)
-  hang         the checker ran past the timeout (bug)
+  hang         the checker ran past the timeout twice, the second time
+               with RETRY_FACTOR times as long (bug)
 
 and of the runs under dtensor-run: diff-ok / diff-error (dtensor-run
 refused: exit 2) / wrong-result (exit 1, a bug) / diff-crash / diff-hang;
@@ -273,17 +274,35 @@ def mutate(rng, text):
     return out
 
 
+# A program that runs past its timeout is run once more with this many
+# times the time before it counts as a hang: a loaded machine (other jobs,
+# this run at nice 19) slows a program down, a hang never ends.
+RETRY_FACTOR = 5
+
+
+def run_bounded(cmd, timeout):
+    """subprocess.run of `cmd` with its output captured; raises
+    TimeoutExpired only if a second run with RETRY_FACTOR times the
+    timeout runs past it too."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=timeout * RETRY_FACTOR)
+
+
 def run_checker(checker, path, timeout, pipelines=None):
     try:
-        proc = subprocess.run([checker, path] + (pipelines or PIPELINES),
-                              capture_output=True, text=True,
-                              timeout=timeout)
+        proc = run_bounded([checker, path] + (pipelines or PIPELINES),
+                           timeout)
     except OSError as e:
         sys.exit("cannot run %s: %s" % (checker, e))
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (
             e.stdout or "")
-        return [("hang", last_pipeline(out), "timeout %ss" % timeout)]
+        return [("hang", last_pipeline(out),
+                 "timeout %ss, then %ss" % (timeout, timeout * RETRY_FACTOR))]
     results = []
     pipeline = None
     for line in proc.stdout.splitlines():
@@ -338,8 +357,7 @@ def run_differential(runner, path, n, timeout, entry=None, seed=1):
     if entry:
         cmd += ["--entry", entry]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=timeout + 30)
+        proc = run_bounded(cmd, timeout + 30)
     except subprocess.TimeoutExpired:
         return ("diff-hang", what, "")
     except OSError as e:
@@ -361,12 +379,11 @@ def run_artifact(compiler, path, out_path, timeout):
     embedded as PTX)."""
     what = "dtensor-compile --target cuda:h100"
     try:
-        proc = subprocess.run([compiler, path, "-o", out_path, "--target",
-                               "cuda:h100"],
-                              capture_output=True, text=True,
-                              timeout=timeout)
+        proc = run_bounded([compiler, path, "-o", out_path, "--target",
+                            "cuda:h100"], timeout)
     except subprocess.TimeoutExpired:
-        return ("artifact-hang", what, "timeout %ss" % timeout)
+        return ("artifact-hang", what,
+                "timeout %ss, then %ss" % (timeout, timeout * RETRY_FACTOR))
     except OSError as e:
         return ("artifact-error", what, str(e))
     tail = proc.stderr[-2000:]
