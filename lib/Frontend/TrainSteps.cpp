@@ -1,8 +1,9 @@
-//===- TrainSteps.cpp - K SGD training steps of a joint function -----------===//
+//===- TrainSteps.cpp - K training steps of a joint function --------------===//
 //
 // The `dtensor-train-steps` pass: from a joint forward + backward function of
 // dtensor-autodiff, a training function that runs K steps of forward,
-// backward and SGD update in straight-line global-view code.
+// backward and optimizer update (SGD with or without momentum, Adam, AdamW,
+// as torch.optim) in one loop or in straight-line global-view code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,35 +24,11 @@ namespace mlir::dtensor {
 using namespace mlir;
 using namespace mlir::dtensor;
 
-/// `w - lr * g`, elementwise.
-static Value createUpdate(OpBuilder &b, Location loc, Value w, Value g,
-                          double learningRate) {
-  auto type = cast<RankedTensorType>(w.getType());
-  int64_t rank = type.getRank();
-  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  Value empty =
-      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{w, g}, ValueRange{empty},
-             ArrayRef<AffineMap>{id, id, id}, iterators,
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value lr = arith::ConstantOp::create(
-                   nb, nloc,
-                   nb.getFloatAttr(type.getElementType(), learningRate));
-               Value step = arith::MulFOp::create(nb, nloc, lr, args[1]);
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   ValueRange{arith::SubFOp::create(nb, nloc, args[0], step)});
-             })
-      .getResult(0);
-}
-
 /// An elementwise generic over same-shaped tensors `inputs` whose body
-/// `body(builder, loc, scalars)` returns the result element.
+/// `body(builder, loc, scalars)` returns the result element, of type
+/// `element`.
 static Value createElementwise(
-    OpBuilder &b, Location loc, ValueRange inputs,
+    OpBuilder &b, Location loc, Type element, ValueRange inputs,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   auto type = cast<RankedTensorType>(inputs.front().getType());
   int64_t rank = type.getRank();
@@ -59,11 +36,10 @@ static Value createElementwise(
   SmallVector<AffineMap> maps(inputs.size() + 1, id);
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  Value empty =
-      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, inputs, ValueRange{empty}, maps,
-             iterators,
+             b, loc, TypeRange{type.clone(element)}, inputs,
+             ValueRange{empty}, maps, iterators,
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                linalg::YieldOp::create(nb, nloc,
                                        ValueRange{body(nb, nloc,
@@ -72,10 +48,24 @@ static Value createElementwise(
       .getResult(0);
 }
 
+/// `v` converted to the float type `to`.
+static Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
+}
+
 namespace {
-/// Adam's state of one argument.
-struct AdamState {
-  Value m, v;
+/// The update rule (the `optimizer` option).
+enum class Optimizer { Sgd, Adam, AdamW };
+
+/// An optimizer's state of one argument, in the state type: the momentum
+/// buffer (SGD with momentum) or the two moments (Adam, AdamW).
+struct OptimizerState {
+  SmallVector<Value, 2> slots;
 };
 
 struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
@@ -173,8 +163,13 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
     b.setInsertionPointToStart(entry);
 
     SmallVector<Value> current(entry->getArguments());
-    bool adam = optimizer == "adam";
-    DenseMap<unsigned, AdamState> adamStates;
+    Optimizer rule = getOptimizer();
+    bool adam = rule != Optimizer::Sgd;
+    double decay = getWeightDecay();
+    // Slots of state per argument: Adam's two moments, SGD's momentum
+    // buffer where momentum is used.
+    unsigned numSlots = adam ? 2 : (momentum != 0.0 ? 1 : 0);
+    DenseMap<unsigned, OptimizerState> states;
     auto requestLayout = [&](Value value, unsigned r) {
       auto layout = joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName);
       auto annotate = value.getDefiningOp<AnnotateOp>();
@@ -182,20 +177,29 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         return value;
       return Value(AnnotateOp::create(b, loc, value.getType(), value, layout));
     };
-    auto zerosLike = [&](Type type) {
+    auto zerosLike = [&](Type type, Type element) {
       auto tensorType = cast<RankedTensorType>(type);
-      Value empty = tensor::EmptyOp::create(b, loc, tensorType.getShape(),
-                                            tensorType.getElementType());
-      Value zero = arith::ConstantOp::create(
-          b, loc, b.getFloatAttr(tensorType.getElementType(), 0.0));
+      Value empty =
+          tensor::EmptyOp::create(b, loc, tensorType.getShape(), element);
+      Value zero =
+          arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
       return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
     };
-    if (adam) {
-      // Moments start at zero, laid out as their arguments.
-      for (auto [r, arg] : updates)
-        adamStates[arg] = {requestLayout(zerosLike(type.getInput(arg)), r),
-                           requestLayout(zerosLike(type.getInput(arg)), r)};
-    }
+    // The state and the update's arithmetic are at least f32 (bf16 and
+    // f16 weights keep f32 moments, as mixed-precision training does); the
+    // weight is stored in its own type.
+    auto getStateType = [&](Type type) -> Type {
+      Type element = cast<RankedTensorType>(type).getElementType();
+      return cast<FloatType>(element).getWidth() < 32 ? b.getF32Type()
+                                                       : element;
+    };
+    // States start at zero, laid out as their arguments.
+    for (auto [r, arg] : updates)
+      for (unsigned slot = 0; slot < numSlots; ++slot)
+        states[arg].slots.push_back(requestLayout(
+            zerosLike(type.getInput(arg),
+                      getStateType(type.getInput(arg))),
+            r));
     Block &jointBody = joint.getBody().front();
     SmallVector<Value> results;
 
@@ -232,19 +236,79 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         // The gradient as the joint function returns it (in its requested
         // layout), so that propagation plans the backward as the joint's.
         Value grad = requestLayout(mapping.lookup(ret->getOperand(r)), r);
-        if (!adam) {
-          current[arg] = requestLayout(
-              createUpdate(b, loc, current[arg], grad, learningRate), r);
-          continue;
-        }
-        // torch.optim.Adam: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
-        // w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
-        Type elementType =
-            cast<RankedTensorType>(grad.getType()).getElementType();
+        Type element = cast<RankedTensorType>(grad.getType()).getElementType();
+        Type stateType = getStateType(grad.getType());
         auto constant = [&](OpBuilder &nb, Location nloc, double value) {
           return arith::ConstantOp::create(
-              nb, nloc, nb.getFloatAttr(elementType, value));
+              nb, nloc, nb.getFloatAttr(stateType, value));
         };
+        // The gradient in the state type, with L2 weight decay (SGD, Adam:
+        // g + wd * w; AdamW decays the weight itself below). A body that
+        // reads it takes `gradInputs` last: the weight only where L2 decay
+        // needs it, then the gradient.
+        bool l2 = decay != 0.0 && rule != Optimizer::AdamW;
+        SmallVector<Value> gradInputs;
+        if (l2)
+          gradInputs.push_back(current[arg]);
+        gradInputs.push_back(grad);
+        auto decayedGrad = [&](OpBuilder &nb, Location nloc,
+                               ValueRange x) -> Value {
+          Value g = convertFloat(nb, nloc, x.back(), stateType);
+          if (!l2)
+            return g;
+          Value wide = convertFloat(nb, nloc, x[x.size() - 2], stateType);
+          return arith::AddFOp::create(
+              nb, nloc, g,
+              arith::MulFOp::create(nb, nloc, constant(nb, nloc, decay),
+                                    wide));
+        };
+        OptimizerState &state = states[arg];
+        if (!adam) {
+          // torch.optim.SGD: b = momentum * b + g (b = g at the first
+          // step: b starts at zero), w -= lr * b; without momentum
+          // w -= lr * g.
+          Value direction;
+          if (numSlots) {
+            SmallVector<Value> inputs{state.slots[0]};
+            llvm::append_range(inputs, gradInputs);
+            state.slots[0] = requestLayout(
+                createElementwise(
+                    b, loc, stateType, inputs,
+                    [&](OpBuilder &nb, Location nloc, ValueRange x) {
+                      Value kept = arith::MulFOp::create(
+                          nb, nloc, constant(nb, nloc, momentum), x[0]);
+                      return arith::AddFOp::create(
+                                 nb, nloc, kept,
+                                 decayedGrad(nb, nloc, x.drop_front()))
+                          .getResult();
+                    }),
+                r);
+            direction = state.slots[0];
+          }
+          SmallVector<Value> inputs{current[arg]};
+          if (direction)
+            inputs.push_back(direction);
+          else
+            inputs.push_back(grad);
+          current[arg] = requestLayout(
+              createElementwise(
+                  b, loc, element, inputs,
+                  [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+                    Value d = direction ? x[1]
+                                        : decayedGrad(nb, nloc, x.take_front(2));
+                    Value w = convertFloat(nb, nloc, x[0], stateType);
+                    Value stepped = arith::SubFOp::create(
+                        nb, nloc, w,
+                        arith::MulFOp::create(
+                            nb, nloc, constant(nb, nloc, learningRate), d));
+                    return convertFloat(nb, nloc, stepped, element);
+                  }),
+              r);
+          continue;
+        }
+        // torch.optim.Adam / AdamW: m = b1 m + (1 - b1) g,
+        // v = b2 v + (1 - b2) g^2, w -= lr * (m / (1 - b1^t)) /
+        // (sqrt(v / (1 - b2^t)) + eps); AdamW first w *= 1 - lr * wd.
         // 1 - beta^t, in the body of a generic.
         auto correction = [&](OpBuilder &nb, Location nloc,
                               double beta) -> Value {
@@ -252,21 +316,23 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
             return constant(nb, nloc,
                             1.0 - std::pow(beta, static_cast<double>(
                                                      *constantStep)));
-          Value t = stepNumber;
-          if (elementType != t.getType())
-            t = arith::TruncFOp::create(nb, nloc, elementType, t);
+          Value t = convertFloat(nb, nloc, stepNumber, stateType);
           Value power = math::PowFOp::create(nb, nloc,
                                              constant(nb, nloc, beta), t);
           return arith::SubFOp::create(nb, nloc, constant(nb, nloc, 1.0),
                                        power);
         };
-        AdamState &state = adamStates[arg];
+        auto inputs = [&](Value previous) {
+          SmallVector<Value> values{previous};
+          llvm::append_range(values, gradInputs);
+          return values;
+        };
         auto moment = [&](Value previous, double beta, bool square) {
           return requestLayout(
               createElementwise(
-                  b, loc, ValueRange{previous, grad},
+                  b, loc, stateType, inputs(previous),
                   [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
-                    Value g = x[1];
+                    Value g = decayedGrad(nb, nloc, x.drop_front());
                     if (square)
                       g = arith::MulFOp::create(nb, nloc, g, g);
                     Value kept = arith::MulFOp::create(
@@ -277,12 +343,18 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
                   }),
               r);
         };
-        state.m = moment(state.m, beta1, /*square=*/false);
-        state.v = moment(state.v, beta2, /*square=*/true);
+        state.slots[0] = moment(state.slots[0], beta1, /*square=*/false);
+        state.slots[1] = moment(state.slots[1], beta2, /*square=*/true);
         current[arg] = requestLayout(
             createElementwise(
-                b, loc, ValueRange{current[arg], state.m, state.v},
+                b, loc, element,
+                ValueRange{current[arg], state.slots[0], state.slots[1]},
                 [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+                  Value w = convertFloat(nb, nloc, x[0], stateType);
+                  if (rule == Optimizer::AdamW && decay != 0.0)
+                    w = arith::MulFOp::create(
+                        nb, nloc, w,
+                        constant(nb, nloc, 1.0 - learningRate * decay));
                   Value mHat = arith::DivFOp::create(
                       nb, nloc, x[1], correction(nb, nloc, beta1));
                   Value vHat = arith::DivFOp::create(
@@ -293,7 +365,8 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
                   Value stepSize = arith::MulFOp::create(
                       nb, nloc, constant(nb, nloc, learningRate),
                       arith::DivFOp::create(nb, nloc, mHat, denom));
-                  return arith::SubFOp::create(nb, nloc, x[0], stepSize);
+                  Value stepped = arith::SubFOp::create(nb, nloc, w, stepSize);
+                  return convertFloat(nb, nloc, stepped, element);
                 }),
             r);
       }
@@ -305,35 +378,32 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         llvm::append_range(results, emitStep(step + 1, Value()));
     } else {
       // One scf.for over the steps. Carried: the updated arguments (and
-      // Adam's moments), laid out as the arguments, and the forward
+      // the optimizer's state), laid out as the arguments, and the forward
       // results of the step (zeros before the first; propagation gives
       // them the layout the step yields).
-      // The carried state in loop order: updated arguments, then Adam's
-      // moments; `setCarried` rebinds it to the loop's values.
+      // The carried state in loop order: updated arguments, then the
+      // optimizer's state; `setCarried` rebinds it to the loop's values.
       auto carried = [&]() {
         SmallVector<Value> values;
         for (auto [r, arg] : updates)
           values.push_back(current[arg]);
-        if (adam)
-          for (auto [r, arg] : updates) {
-            values.push_back(adamStates[arg].m);
-            values.push_back(adamStates[arg].v);
-          }
+        for (auto [r, arg] : updates)
+          llvm::append_range(values, states[arg].slots);
         return values;
       };
       auto setCarried = [&](ValueRange values) {
         unsigned i = 0;
         for (auto [r, arg] : updates)
           current[arg] = values[i++];
-        if (adam)
-          for (auto [r, arg] : updates) {
-            adamStates[arg].m = values[i++];
-            adamStates[arg].v = values[i++];
-          }
+        for (auto [r, arg] : updates)
+          for (Value &slot : states[arg].slots)
+            slot = values[i++];
       };
       SmallVector<Value> inits = carried();
       for (unsigned r = 0; r < numForward; ++r)
-        inits.push_back(zerosLike(type.getResult(r)));
+          inits.push_back(zerosLike(
+            type.getResult(r),
+            cast<RankedTensorType>(type.getResult(r)).getElementType()));
       Value lower = arith::ConstantIndexOp::create(b, loc, 0);
       Value upper = arith::ConstantIndexOp::create(b, loc, steps);
       Value stride = arith::ConstantIndexOp::create(b, loc, 1);
@@ -370,11 +440,39 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
     return success();
   }
 
+  Optimizer getOptimizer() const {
+    if (optimizer == "adam")
+      return Optimizer::Adam;
+    if (optimizer == "adamw")
+      return Optimizer::AdamW;
+    return Optimizer::Sgd;
+  }
+
+  /// The weight decay: as given, else torch.optim's default (0.01 for
+  /// AdamW, 0 otherwise).
+  double getWeightDecay() const {
+    if (weightDecay != -1.0)
+      return weightDecay;
+    return getOptimizer() == Optimizer::AdamW ? 0.01 : 0.0;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (optimizer != "sgd" && optimizer != "adam") {
+    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
       module.emitError("train steps: unknown optimizer '")
-          << optimizer << "' (expected sgd or adam)";
+          << optimizer << "' (expected sgd, adam or adamw)";
+      return signalPassFailure();
+    }
+    if (momentum != 0.0 && optimizer != "sgd") {
+      module.emitError("train steps: momentum is an option of sgd (Adam's "
+                       "is beta1)");
+      return signalPassFailure();
+    }
+    // weight-decay's default is the sentinel -1 (the optimizer's own).
+    if (!(momentum >= 0.0) ||
+        !(weightDecay >= 0.0 || weightDecay == -1.0)) {
+      module.emitError("train steps: momentum and weight-decay must be "
+                       ">= 0");
       return signalPassFailure();
     }
     if (steps < 1) {

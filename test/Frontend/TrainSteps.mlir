@@ -22,6 +22,15 @@
 // RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps --dtensor-train-steps 2>&1 | FileCheck %t/step.mlir --check-prefix=EXISTS
 // RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 optimizer=adam learning-rate=0.5 beta1=0.5 beta2=0.75 epsilon=0.125 unroll=1' | FileCheck %t/step.mlir --check-prefix=ADAM
 // RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps=optimizer=lion 2>&1 | FileCheck %t/step.mlir --check-prefix=OPT
+// AdamW (the weight decayed by 1 - lr * wd = 1 - 0.5 * 0.1 before the
+// step; the moments do not read the weight) and SGD with momentum and L2
+// decay (the buffer reads the weight), in bf16: the state (moments,
+// momentum buffer) and the update are f32, the weight stays bf16.
+// RUN: sed 's/f32/bf16/g' %t/step.mlir > %t/step-bf16.mlir
+// RUN: dtensor-opt %t/step-bf16.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 optimizer=adamw weight-decay=0.1 learning-rate=0.5 unroll=1' --verify-each | FileCheck %t/step.mlir --check-prefix=ADAMW
+// RUN: dtensor-opt %t/step-bf16.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 momentum=0.9 weight-decay=0.01 learning-rate=0.5' --verify-each | FileCheck %t/step.mlir --check-prefix=MOMENTUM
+// RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='optimizer=adam momentum=0.9' 2>&1 | FileCheck %t/step.mlir --check-prefix=ADAM-MOMENTUM
+// RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='weight-decay=-0.5' 2>&1 | FileCheck %t/step.mlir --check-prefix=NEGATIVE
 // RUN: dtensor-opt %t/errors.mlir --split-input-file --dtensor-train-steps --verify-diagnostics
 
 //--- step.mlir
@@ -108,7 +117,28 @@
 // COMM-NEXT: all_reduce 1 0 512
 // COMM-NEXT: reduce_scatter 1 0 512
 // COMM-NEXT: total 2 0 1024
-// OPT: error: train steps: unknown optimizer 'lion' (expected sgd or adam)
+// OPT: error: train steps: unknown optimizer 'lion' (expected sgd, adam or adamw)
+
+// ADAMW-LABEL: func.func @step_train(
+// ADAMW: %[[M0F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x2xf32>)
+// ADAMW: %[[V0F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x2xf32>)
+// ADAMW: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xf32>, tensor<8x2xbf16>) outs(%{{.*}} : tensor<8x2xf32>)
+// ADAMW: arith.extf %{{.*}} : bf16 to f32
+// ADAMW: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8x2xbf16>, tensor<8x2xf32>, tensor<8x2xf32>) outs(%{{.*}} : tensor<8x2xbf16>)
+// ADAMW: arith.constant 0.949999988 : f32
+// ADAMW: arith.truncf %{{.*}} : f32 to bf16
+// ADAMW: return
+
+// MOMENTUM-LABEL: func.func @step_train(
+// MOMENTUM: %[[B0F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x2xf32>)
+// MOMENTUM: scf.for
+// MOMENTUM: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8x2xf32>, tensor<8x2xbf16>, tensor<8x2xbf16>) outs(%{{.*}} : tensor<8x2xf32>)
+// MOMENTUM: arith.constant 0.899999976 : f32
+// MOMENTUM: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xbf16>, tensor<8x2xf32>) outs(%{{.*}} : tensor<8x2xbf16>)
+
+// ADAM-MOMENTUM: error: train steps: momentum is an option of sgd (Adam's is beta1)
+
+// NEGATIVE: error: train steps: momentum and weight-decay must be >= 0
 // NOJOINT: error: train steps: no joint forward + backward function (run dtensor-autodiff first)
 // ZERO: error: train steps: steps must be at least 1, got 0
 // NOTJOINT: error: train steps: @step is not a joint forward + backward function (no 'dtensor.forward_results'; run dtensor-autodiff first)

@@ -663,15 +663,18 @@ namespace {
 // Adam: K steps, unrolled or in a loop (bias corrections from the loop's
 // step number), equal torch.optim.Adam's update computed on the host from
 // the joint function's gradients (moments from zero, bias corrected).
-void checkAdamSteps(bool unroll) {
+// With `adamw`, torch.optim.AdamW: the weight decayed by 1 - lr * wd first.
+void checkAdamSteps(bool unroll, bool adamw = false) {
   Session session;
   auto module = session.parse(kLoss);
   ASSERT_TRUE(succeeded(module));
+  const double decay = adamw ? 0.1 : 0.0;
   ASSERT_TRUE(succeeded(session.runPipeline(
-      **module, std::string("dtensor-autodiff,dtensor-train-steps{steps=3 "
-                            "optimizer=adam learning-rate=0.05 beta1=0.8 "
-                            "beta2=0.95 epsilon=1e-6 unroll=") +
-                    (unroll ? "1" : "0") + "}")));
+      **module,
+      std::string("dtensor-autodiff,dtensor-train-steps{steps=3 optimizer=") +
+          (adamw ? "adamw weight-decay=0.1" : "adam") +
+          " learning-rate=0.05 beta1=0.8 beta2=0.95 epsilon=1e-6 unroll=" +
+          (unroll ? "1" : "0") + "}")));
   Session::stripPlacements(**module);
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
   auto exe = session.compile(**module);
@@ -689,10 +692,11 @@ void checkAdamSteps(bool unroll) {
   seed.set(0, 1.0);
   std::vector<double> mw(w.getNumElements()), vw(w.getNumElements());
   std::vector<double> mb(b.getNumElements()), vb(b.getNumElements());
-  auto adam = [](HostTensor &p, const HostTensor &g, std::vector<double> &m,
-                 std::vector<double> &v, int step) {
+  auto adam = [&](HostTensor &p, const HostTensor &g, std::vector<double> &m,
+                  std::vector<double> &v, int step) {
     double c1 = 1 - std::pow(0.8, step), c2 = 1 - std::pow(0.95, step);
     for (int64_t i = 0; i < p.getNumElements(); ++i) {
+      p.set(i, p.get(i) * (1 - 0.05 * decay));
       m[i] = 0.8 * m[i] + 0.2 * g.get(i);
       v[i] = 0.95 * v[i] + 0.05 * g.get(i) * g.get(i);
       double update = (m[i] / c1) / (std::sqrt(v[i] / c2) + 1e-6);
@@ -726,6 +730,71 @@ TEST(TrainSteps, AdamUnrolledMatchesHostDrivenSteps) {
 TEST(TrainSteps, AdamLoopMatchesHostDrivenSteps) {
   DTENSOR_REQUIRE_CPU_TARGET();
   checkAdamSteps(/*unroll=*/false);
+}
+
+TEST(TrainSteps, AdamWUnrolledMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkAdamSteps(/*unroll=*/true, /*adamw=*/true);
+}
+
+TEST(TrainSteps, AdamWLoopMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkAdamSteps(/*unroll=*/false, /*adamw=*/true);
+}
+
+// SGD with momentum and L2 weight decay: torch.optim.SGD's update
+// (b = momentum * b + g + wd * w, the buffer starting at zero; w -= lr * b).
+void checkMomentumSteps(bool unroll) {
+  Session session;
+  auto module = session.parse(kLoss);
+  ASSERT_TRUE(succeeded(module));
+  ASSERT_TRUE(succeeded(session.runPipeline(
+      **module, std::string("dtensor-autodiff,dtensor-train-steps{steps=3 "
+                            "optimizer=sgd momentum=0.9 weight-decay=0.05 "
+                            "learning-rate=0.1 unroll=") +
+                    (unroll ? "1" : "0") + "}")));
+  Session::stripPlacements(**module);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
+  auto exe = session.compile(**module);
+  ASSERT_TRUE(succeeded(exe));
+
+  std::mt19937 rng(11);
+  HostTensor x = randomTensor({4, 6}, rng), t = randomTensor({4, 3}, rng);
+  HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
+  auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
+  ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
+  size_t losses = unroll ? 3 : 1;
+  ASSERT_EQ(trained->size(), losses + 2);
+
+  HostTensor seed(ElementType::F64, {});
+  seed.set(0, 1.0);
+  std::vector<double> bw(w.getNumElements()), bb(b.getNumElements());
+  auto sgd = [](HostTensor &p, const HostTensor &g, std::vector<double> &buf) {
+    for (int64_t i = 0; i < p.getNumElements(); ++i) {
+      buf[i] = 0.9 * buf[i] + g.get(i) + 0.05 * p.get(i);
+      p.set(i, p.get(i) - 0.1 * buf[i]);
+    }
+  };
+  for (int step = 1; step <= 3; ++step) {
+    auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
+    ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
+    sgd(w, (*joint)[1], bw);
+    sgd(b, (*joint)[2], bb);
+  }
+  for (int64_t i = 0; i < w.getNumElements(); ++i)
+    EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
+  for (int64_t i = 0; i < b.getNumElements(); ++i)
+    EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
+}
+
+TEST(TrainSteps, MomentumUnrolledMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkMomentumSteps(/*unroll=*/true);
+}
+
+TEST(TrainSteps, MomentumLoopMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkMomentumSteps(/*unroll=*/false);
 }
 
 } // namespace

@@ -88,7 +88,7 @@ def AutodiffPass : Pass<"dtensor-autodiff", "::mlir::ModuleOp"> {
 }
 
 def TrainStepsPass : Pass<"dtensor-train-steps", "::mlir::ModuleOp"> {
-  let summary = "K training steps (SGD or Adam) of a joint forward + backward function, as a loop";
+  let summary = "K training steps (SGD, Adam or AdamW) of a joint forward + backward function, as a loop";
   let description = [{
     For each joint function written by `dtensor-autodiff` (marked
     `dtensor.forward_results`; all of them, or those named by `functions`)
@@ -97,9 +97,14 @@ def TrainStepsPass : Pass<"dtensor-train-steps", "::mlir::ModuleOp"> {
     straight-line code), each running the
     joint function's body with seed cotangents of ones (PyTorch's
     `loss.sum().backward()`) and updating every differentiated argument in
-    its own layout, by SGD (`w <- w - lr * dw`) or by Adam (PyTorch's
-    `torch.optim.Adam` without weight decay: moments from zero, bias
-    corrected). Returns the forward results of the last step (unrolled: of
+    its own layout, as `torch.optim` does: SGD (`w <- w - lr * dw`; with
+    `momentum`, `b <- momentum * b + dw`, `w <- w - lr * b`), Adam (moments
+    from zero, bias corrected) or AdamW (Adam with the weight decayed by
+    `1 - lr * weight-decay` before the step). `weight-decay` is L2 for SGD
+    and Adam (`dw + wd * w`) and decoupled for AdamW; its default is
+    torch.optim's (0.01 for AdamW, 0 otherwise). The optimizer state and
+    the update's arithmetic are at least f32: bf16 and f16 weights keep f32
+    moments and momentum buffers, and are stored in their own type. Returns the forward results of the last step (unrolled: of
     every step), then the differentiated arguments after the last step.
     Updated arguments are laid out as their gradients (the arguments' own
     layouts) on entry, in the loop and on return, so weights stay sharded
@@ -112,7 +117,12 @@ def TrainStepsPass : Pass<"dtensor-train-steps", "::mlir::ModuleOp"> {
     Option<"steps", "steps", "int64_t", /*default=*/"1",
            "number of training steps">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd or adam">,
+           "sgd, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD: momentum (torch.optim.SGD's, no dampening)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "weight decay (default: 0.01 for adamw, 0 otherwise); L2 for "
+           "sgd and adam, decoupled for adamw">,
     Option<"learningRate", "learning-rate", "double", /*default=*/"0.01",
            "learning rate">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9",
