@@ -14,8 +14,8 @@
 #   <case>_train.so  (TRAIN_BLOCKS) one training step, @<block>_train:
 #                    dtensor-autodiff with respect to the weights (not the
 #                    activations x, xg, rs), then dtensor-train-steps
-#                    (steps=1 optimizer=adam unroll=1: seeds of ones, Adam
-#                    from zero moments, no weight decay)
+#                    (steps=1 optimizer=adamw weight-decay=$WD unroll=1:
+#                    seeds of ones, AdamW from zero moments, f32 state)
 # A program that fails to generate, differentiate or compile is recorded
 # as failed (stage and error lines in OUT/build.json, the whole log in
 # OUT/logs/) and the build goes on; gpu_train.py reports it as "not built"
@@ -27,12 +27,11 @@
 # compile for CUDA), TARGET (cuda; cpu
 # for bench/gpu_train/check_cpu.py), DTYPE (bf16), GEN_FLAGS (more
 # gen_rank.py flags, e.g. smaller sizes), LR (1e-2), BETA1 (0.9), BETA2
-# (0.999), EPS (1e-8), COMPILE_FLAGS (more dtensor-compile flags), BIN_DIR,
+# (0.999), EPS (1e-8), WD (AdamW's weight decay, 0.01), COMPILE_FLAGS (more dtensor-compile flags), BIN_DIR,
 # LIB_DIR.
 #
-# unroll=1 because in a loop dtensor-train-steps computes Adam's bias
-# corrections 1 - beta^t in the weights' type: in bf16, 0.999 rounds to 1
-# and 1 - 0.999^t is 0 (one step unrolled computes them in double).
+# One step (steps=1): each call of a training function starts from fresh
+# optimizer state, so one call is one first step (docs/autodiff.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${1:-gpucarry/gpu-train}
@@ -44,6 +43,7 @@ LR=${LR:-1e-2}
 BETA1=${BETA1:-0.9}
 BETA2=${BETA2:-0.999}
 EPS=${EPS:-1e-8}
+WD=${WD:-0.01}
 SIG="python3 bench/gpu_train/signature.py"
 for tool in dtensor-opt dtensor-compile; do
   if [ ! -x "$BIN/$tool" ]; then
@@ -69,7 +69,7 @@ $SIG header "$BUILD" "commit=$COMMIT" "dirty=$DIRTY" \
   "subject=$(git log -1 --format=%s 2>/dev/null | cut -c1-120)" \
   "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" "target=$TARGET" "dtype=$DTYPE" \
   "runtime=$RUNTIME" "gen_flags=${GEN_FLAGS:-}" \
-  "optimizer={\"name\": \"adam\", \"lr\": $LR, \"beta1\": $BETA1, \"beta2\": $BETA2, \"eps\": $EPS, \"weight_decay\": 0, \"steps\": 1}" \
+  "optimizer={\"name\": \"adamw\", \"lr\": $LR, \"beta1\": $BETA1, \"beta2\": $BETA2, \"eps\": $EPS, \"weight_decay\": $WD, \"steps\": 1}" \
   || exit 1
 
 built=0
@@ -86,7 +86,7 @@ build() {
       stage=signature
     fi
     passes=("--dtensor-autodiff=wrt=$wrt"
-            "--dtensor-train-steps=steps=1 optimizer=adam learning-rate=$LR beta1=$BETA1 beta2=$BETA2 epsilon=$EPS unroll=1")
+            "--dtensor-train-steps=steps=1 optimizer=adamw weight-decay=$WD learning-rate=$LR beta1=$BETA1 beta2=$BETA2 epsilon=$EPS unroll=1")
   else
     passes=(--dtensor-autodiff)
   fi

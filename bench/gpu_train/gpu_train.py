@@ -58,8 +58,9 @@ Errors: max |a - b| / max |b| of each forward result and each gradient:
 ours against eager, and torch.compile against eager for scale; with
 --f32-ref (default) also ours and eager against PyTorch in float32 from the
 same bf16 inputs. For the training step: the forward result and each
-updated weight against PyTorch's first AdamW step (weight_decay=0, from
-fresh state: what our step computes), and the update (new - old weight)
+updated weight against PyTorch's first AdamW step (the weight decay our
+step was compiled with, build.sh's WD, from fresh state: what our step
+computes), and the update (new - old weight)
 norm-wise, ||ours - theirs|| / ||theirs|| (the update is about
 lr * sign(grad): a gradient element near zero rounded to the other sign
 moves a weight by 2 lr, which a max-based error of weights or updates
@@ -277,14 +278,15 @@ class Case:
 
     def reference_train(self, opt, fn=None):
         """{name: tensor}: the forward results and the weights after one
-        AdamW step (weight_decay 0, fresh state: Adam's first step) with
+        AdamW step (the compiled step's weight decay, fresh state) with
         seeds of ones."""
         fn = fn or self.fn
         leaves = self.leaves()
         outs = fn(*leaves)
         outs = list(outs) if isinstance(outs, tuple) else [outs]
         self.backward(outs)
-        o = self.optimizer([leaves[i] for i in self.wrt], opt, 0.0)
+        o = self.optimizer([leaves[i] for i in self.wrt], opt,
+                           opt.get("weight_decay", 0.0))
         o.step()
         res = dict(zip(self.out_names, (x.detach() for x in outs)))
         res.update({self.names[i]: leaves[i].detach() for i in self.grad_of})
