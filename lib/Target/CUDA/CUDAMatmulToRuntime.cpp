@@ -2,8 +2,12 @@
 //
 // The CUDA target never generates matmul kernels: every contraction that is
 // a (batched) matmul becomes a call of dtensor_rt_matmul_<T>, which runs
-// cuBLASLt on the rank's compute stream. Runs after bufferization, so the
-// operands are buffers and a zero fill of C can be seen and dropped.
+// cuBLASLt on the rank's compute stream; several dimensions of a role (a
+// weight gradient's batch and seq, both k) are collapsed into one.
+// Contractions that are no matmul (row dots, matrix-vector products,
+// integer types) stay for the kernel path, with a remark. Runs after
+// bufferization, so the operands are buffers and a zero fill of C can be
+// seen and dropped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,116 +54,220 @@ static FailureOr<StringRef> matmulSuffix(Type type) {
   return failure();
 }
 
-/// How a contraction maps onto C[b, m, n] (+)= A[b, m, k] * B[b, k, n]:
-/// the view permutation of A and B that puts their dimensions in that order
-/// (empty: already in order), and, where b or m is several loop dimensions
-/// (attention's [batch, heads, ...]; the nn.Linear form on [batch, seq,
-/// hidden] activations), the number of them to collapse into one.
-struct MatmulMapping {
-  unsigned numBatch = 0;
-  unsigned numM = 1;
-  SmallVector<int64_t> permA, permB, permC;
+/// The roles of a contraction's loop dimensions: the call computes
+/// C[batch, m, n] (+)= A[batch, m, k] * B[batch, k, n], each role a group of
+/// loop dimensions (any number of batch dims, one or more of each other).
+enum Role : unsigned { Batch, M, N, K, NumRoles };
+
+/// The roles each operand is indexed by, in the order the call takes them.
+static constexpr Role kRolesA[] = {Batch, M, K};
+static constexpr Role kRolesB[] = {Batch, K, N};
+static constexpr Role kRolesC[] = {Batch, M, N};
+static ArrayRef<Role> rolesOf(unsigned operand) {
+  return operand == 0 ? ArrayRef<Role>(kRolesA)
+         : operand == 1 ? ArrayRef<Role>(kRolesB)
+                        : ArrayRef<Role>(kRolesC);
+}
+
+/// How a contraction maps onto the call. Each role's loop dims are taken in
+/// one order (`groups`) by all operands. An operand whose dims of a role are
+/// consecutive in that order (in its memory order, its indexing map's
+/// results) and collapsible (the strides allow one dim) gets a
+/// memref.collapse_shape per role, then a memref.transpose into the call's
+/// order (the runtime takes strided A and B); an input where they are not is
+/// first copied into a dense buffer in the call's order (a kernel), and a C
+/// that is not dense in (batch, m, n) order takes the product in a dense
+/// temporary copied into it afterwards. Batch dims that some operand cannot
+/// collapse are looped over instead (all but the last: one strided-batch
+/// call per iteration).
+struct MatmulPlan {
+  SmallVector<unsigned> groups[NumRoles];
+  /// The loop dim of each dimension of A, B and C, in memory order.
+  SmallVector<unsigned> dims[3];
+  /// Whether A (B) is copied into a dense buffer in (batch, m, k) ((batch,
+  /// k, n)) order first; whether C takes a dense temporary.
+  bool dense[3] = {false, false, false};
+  bool loopBatch = false;
+
+  /// The loop dims of `operand` in the call's order.
+  SmallVector<unsigned> callOrder(unsigned operand) const {
+    SmallVector<unsigned> order;
+    for (Role role : rolesOf(operand))
+      llvm::append_range(order, groups[role]);
+    return order;
+  }
 };
 
-/// The positions of `wanted` loop dims in `map`'s results, or failure if the
-/// map is not exactly a permutation of them.
-static FailureOr<SmallVector<int64_t>> operandOrder(AffineMap map,
-                                                    ArrayRef<unsigned> wanted) {
-  if (map.getNumResults() != wanted.size())
-    return failure();
-  SmallVector<int64_t> perm;
-  for (unsigned dim : wanted) {
-    std::optional<unsigned> pos =
-        map.getResultPosition(getAffineDimExpr(dim, map.getContext()));
-    if (!pos)
-      return failure();
-    perm.push_back(*pos);
+/// Whether the memref `type` is dense row-major (the runtime's requirement
+/// on C): an identity layout, or static strides that are the suffix
+/// products of static sizes (unit dims aside).
+static bool isDenseRowMajor(MemRefType type) {
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  int64_t expected = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    int64_t size = type.getDimSize(d);
+    if (size == 1)
+      continue;
+    if (ShapedType::isDynamic(size) || strides[d] != expected)
+      return false;
+    expected *= size;
   }
-  return perm;
+  return true;
 }
 
-static bool isIdentity(ArrayRef<int64_t> perm) {
-  return llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
+/// Whether `group` (loop dims in order) is a run of consecutive dimensions
+/// of an operand indexed by `dims`, in that order, that `type`'s strides let
+/// one memref.collapse_shape merge.
+static bool collapsible(MemRefType type, ArrayRef<unsigned> dims,
+                        ArrayRef<unsigned> group) {
+  if (group.size() <= 1)
+    return true;
+  const unsigned *first = llvm::find(dims, group.front());
+  int64_t start = first - dims.begin();
+  if (start + group.size() > dims.size() ||
+      !llvm::equal(group, dims.slice(start, group.size())))
+    return false;
+  SmallVector<ReassociationIndices> reassociation;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (d > start && d < start + static_cast<int64_t>(group.size()))
+      reassociation.back().push_back(d);
+    else
+      reassociation.push_back({d});
+  }
+  return memref::CollapseShapeOp::isGuaranteedCollapsible(type, reassociation);
 }
 
-/// The mapping of `op`, or failure with the reason in `why`.
-static FailureOr<MatmulMapping> matchMatmul(linalg::LinalgOp op,
-                                            std::string &why) {
+/// The plan of `op`, or failure with the reason in `why`.
+static FailureOr<MatmulPlan> planMatmul(linalg::LinalgOp op,
+                                        std::string &why) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1) {
     why = "not a contraction of two inputs into one output";
     return failure();
   }
-  if (dims->m.empty() || dims->n.size() != 1 || dims->k.size() != 1) {
-    why = llvm::formatv("the contraction has {0} batch, {1} m, {2} n and {3} "
-                        "k dimensions (supported: any batch, 1 or more m, "
-                        "exactly 1 n and 1 k)",
-                        dims->batch.size(), dims->m.size(), dims->n.size(),
-                        dims->k.size())
+  size_t numClassified = dims->batch.size() + dims->m.size() +
+                         dims->n.size() + dims->k.size();
+  if (numClassified != op.getNumLoops()) {
+    why = llvm::formatv("{0} of its loop dimensions index the output only "
+                        "(a broadcast)",
+                        op.getNumLoops() - numClassified)
               .str();
     return failure();
   }
-  MatmulMapping mapping;
-  mapping.numBatch = dims->batch.size();
-  mapping.numM = dims->m.size();
+  if (dims->m.empty() || dims->n.empty() || dims->k.empty()) {
+    why = llvm::formatv("the contraction has {0} batch, {1} m, {2} n and {3} "
+                        "k dimensions ({4}; cuBLASLt needs one or more m, n "
+                        "and k dimensions)",
+                        dims->batch.size(), dims->m.size(), dims->n.size(),
+                        dims->k.size(),
+                        dims->m.empty() && dims->n.empty()
+                            ? "a row dot"
+                            : "a matrix-vector product")
+              .str();
+    return failure();
+  }
+  MatmulPlan plan;
+  // Roles of the loop dims.
+  SmallVector<int> roleOf(op.getNumLoops(), -1);
+  auto assign = [&](ArrayRef<unsigned> loopDims, Role role) {
+    for (unsigned d : loopDims)
+      roleOf[d] = role;
+  };
+  assign(dims->batch, Batch);
+  assign(dims->m, M);
+  assign(dims->n, N);
+  assign(dims->k, K);
+  // Each operand indexed by exactly the dims of its roles, each once.
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  AffineMap mapC = maps[2];
-  // C holds the batch, m and n dims in any order: the batch and m dims in
-  // the order C has them, then n, is the order A and B must have too. A C in
-  // another order than (batch..., m..., n) gets its own view permutation.
-  unsigned numC = mapC.getNumResults();
-  SmallVector<unsigned> batchOrder, mOrder;
-  bool hasN = false, outputOk = numC == mapping.numBatch + mapping.numM + 1;
-  for (unsigned i = 0; outputOk && i < numC; ++i) {
-    auto d = dyn_cast<AffineDimExpr>(mapC.getResult(i));
-    if (!d) {
-      outputOk = false;
-    } else if (llvm::is_contained(dims->batch, d.getPosition())) {
-      batchOrder.push_back(d.getPosition());
-    } else if (llvm::is_contained(dims->m, d.getPosition())) {
-      mOrder.push_back(d.getPosition());
-    } else {
-      hasN |= d.getPosition() == dims->n.front();
+  for (unsigned operand = 0; operand < 3; ++operand) {
+    AffineMap map = maps[operand];
+    size_t expected = 0;
+    for (Role role : rolesOf(operand))
+      expected += role == Batch ? dims->batch.size()
+                  : role == M   ? dims->m.size()
+                  : role == N   ? dims->n.size()
+                                : dims->k.size();
+    bool ok = map.getNumResults() == expected;
+    for (unsigned i = 0; ok && i < map.getNumResults(); ++i) {
+      auto d = dyn_cast<AffineDimExpr>(map.getResult(i));
+      ok = d && roleOf[d.getPosition()] >= 0 &&
+           llvm::is_contained(rolesOf(operand),
+                              static_cast<Role>(roleOf[d.getPosition()])) &&
+           !llvm::is_contained(plan.dims[operand], d.getPosition());
+      if (ok)
+        plan.dims[operand].push_back(d.getPosition());
+    }
+    if (!ok) {
+      why = operand == 2 ? "the output is not indexed by exactly its batch, m "
+                           "and n dimensions"
+                         : "an input is broadcast or indexed by more than its "
+                           "(batch, m, k) / (batch, k, n) dimensions";
+      return failure();
     }
   }
-  if (!outputOk || !hasN) {
-    why = "the output is not indexed by exactly its batch, m and n "
-          "dimensions";
-    return failure();
+  SmallVector<MemRefType> types = llvm::map_to_vector(
+      op->getOperands().take_front(3),
+      [](Value v) { return cast<MemRefType>(v.getType()); });
+  // The loop dims of `role` in the memory order of `operand`.
+  auto orderIn = [&](unsigned operand, Role role) {
+    SmallVector<unsigned> order;
+    for (unsigned d : plan.dims[operand])
+      if (roleOf[d] == static_cast<int>(role))
+        order.push_back(d);
+    return order;
+  };
+  // C is used directly where it is dense and indexed (batch..., m..., n...):
+  // then its orders are the groups'.
+  bool directC = isDenseRowMajor(types[2]);
+  for (unsigned i = 1; directC && i < plan.dims[2].size(); ++i)
+    directC = roleOf[plan.dims[2][i - 1]] <= roleOf[plan.dims[2][i]];
+  plan.dense[2] = !directC;
+  // Batch last: the operands made dense for the other roles take any order.
+  for (Role role : {M, N, K, Batch}) {
+    SmallVector<unsigned> users;
+    for (unsigned operand = 0; operand < 3; ++operand)
+      if (llvm::is_contained(rolesOf(operand), role))
+        users.push_back(operand);
+    // Candidate orders: each user's, C's first (A's first for k).
+    SmallVector<SmallVector<unsigned>> candidates;
+    for (unsigned operand : {2u, 0u, 1u}) {
+      if (!llvm::is_contained(users, operand))
+        continue;
+      SmallVector<unsigned> order = orderIn(operand, role);
+      if (!llvm::is_contained(candidates, order))
+        candidates.push_back(order);
+      if (operand == 2 && directC)
+        break; // C's order is the only one C can take
+    }
+    auto fits = [&](unsigned operand, ArrayRef<unsigned> order) {
+      return plan.dense[operand] ||
+             collapsible(types[operand], plan.dims[operand], order);
+    };
+    unsigned bestScore = 0;
+    for (const SmallVector<unsigned> &order : candidates) {
+      unsigned score = llvm::count_if(
+          users, [&](unsigned operand) { return fits(operand, order); });
+      if (plan.groups[role].empty() || score > bestScore) {
+        plan.groups[role] = order;
+        bestScore = score;
+      }
+    }
+    for (unsigned operand : users) {
+      if (fits(operand, plan.groups[role]))
+        continue;
+      if (role == Batch)
+        plan.loopBatch = true;
+      else
+        plan.dense[operand] = true;
+    }
   }
-  SmallVector<unsigned> roleC(batchOrder);
-  llvm::append_range(roleC, mOrder);
-  roleC.push_back(dims->n.front());
-  FailureOr<SmallVector<int64_t>> permC = operandOrder(mapC, roleC);
-  if (failed(permC)) {
-    why = "the output is not indexed by exactly its batch, m and n "
-          "dimensions";
-    return failure();
-  }
-  if (!isIdentity(*permC))
-    mapping.permC = *permC;
-  SmallVector<unsigned> roleA(batchOrder), roleB(batchOrder);
-  llvm::append_range(roleA, mOrder);
-  roleA.push_back(dims->k.front());
-  roleB.append({dims->k.front(), dims->n.front()});
-  FailureOr<SmallVector<int64_t>> permA = operandOrder(maps[0], roleA);
-  FailureOr<SmallVector<int64_t>> permB = operandOrder(maps[1], roleB);
-  if (failed(permA) || failed(permB)) {
-    why = "an input is broadcast or indexed by more than its (batch, m, k) / "
-          "(batch, k, n) dimensions";
-    return failure();
-  }
-  if (mapping.numM > 1 && !isIdentity(*permA)) {
-    why = "A has several m dimensions and is not indexed (batch, m..., k) "
-          "in the order of the output";
-    return failure();
-  }
-  if (!isIdentity(*permA))
-    mapping.permA = *permA;
-  if (!isIdentity(*permB))
-    mapping.permB = *permB;
-  return mapping;
+  return plan;
 }
 
 /// An activation code of dtensor_rt_matmul_bias_<T> and _act_<T>.
@@ -376,6 +484,20 @@ static bool sourceTouchedBefore(Operation *writer, Value source,
   return last && last != writer && writer->isBeforeInBlock(last);
 }
 
+/// The remark on a contraction left to the kernel path.
+static void remarkNotMatmul(linalg::LinalgOp op, const Twine &why) {
+  op->emitRemark("not a cuBLASLt matmul: ")
+      << why << "; lowered as a generated reduction kernel";
+}
+
+/// An operand on its way to the call: its buffer and, per dimension, the
+/// loop dims it spans (one, or a collapsed group) and their role.
+struct OperandView {
+  Value value;
+  SmallVector<SmallVector<unsigned>> dims;
+  SmallVector<Role> roles;
+};
+
 struct CUDAMatmulToRuntimePass
     : dtensor::impl::CUDAMatmulToRuntimePassBase<CUDAMatmulToRuntimePass> {
   using Base::Base;
@@ -397,11 +519,11 @@ struct CUDAMatmulToRuntimePass
       return op->emitOpError("cannot lower a matmul on tensors to "
                              "dtensor_rt_matmul; bufferize first");
     std::string why;
-    FailureOr<MatmulMapping> mapping = matchMatmul(op, why);
-    if (failed(mapping))
-      return op->emitOpError("cannot lower this contraction to "
-                             "dtensor_rt_matmul: ")
-             << why;
+    FailureOr<MatmulPlan> plan = planMatmul(op, why);
+    if (failed(plan)) {
+      remarkNotMatmul(op, why);
+      return success();
+    }
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
     Value c = op.getDpsInits()[0];
     auto typeA = cast<MemRefType>(a.getType());
@@ -410,29 +532,34 @@ struct CUDAMatmulToRuntimePass
     Type element = typeC.getElementType();
     FailureOr<StringRef> suffix = matmulSuffix(element);
     if (failed(suffix) || typeA.getElementType() != element ||
-        typeB.getElementType() != element)
-      return op->emitOpError("cannot lower this contraction to "
-                             "dtensor_rt_matmul: element types ")
-             << typeA.getElementType() << ", " << typeB.getElementType()
-             << " -> " << element
-             << " (supported: bf16, f16 or f32, the same for A, B and C)";
+        typeB.getElementType() != element) {
+      std::string types;
+      llvm::raw_string_ostream os(types);
+      os << "element types '" << typeA.getElementType() << "', '"
+         << typeB.getElementType() << "' -> '" << element
+         << "' (cuBLASLt: bf16, f16 or f32, the same for A, B and C)";
+      remarkNotMatmul(op, types);
+      return success();
+    }
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func)
       return op->emitOpError("cannot lower a matmul outside a func.func");
+    bool directC = !plan->dense[2];
 
     // Before any view of C is made: those are uses between fill and op.
     InitWriter writer = findInitWriter(op, c);
     linalg::FillOp fill = writer.fill;
-    // A residual copy folds into the call where C is in (batch, m, n)
-    // order (otherwise the copy stays, a kernel, and the call accumulates).
+    // A residual copy folds into the call where C is used directly
+    // (otherwise the copy stays, a kernel, and the call accumulates).
     memref::CopyOp residualCopy =
-        writer.copy && mapping->permC.empty() &&
+        writer.copy && directC &&
                 !sourceTouchedBefore(writer.copy, writer.copy.getSource(), op)
             ? writer.copy
             : nullptr;
-    // Likewise a bias broadcast folds into cuBLASLt's bias epilogue.
+    // Likewise a bias broadcast folds into cuBLASLt's bias epilogue, where
+    // C's last dim is all of n (the bias is of length N).
     linalg::BroadcastOp biasBroadcast =
-        writer.broadcast && mapping->permC.empty() &&
+        writer.broadcast && directC && plan->groups[N].size() == 1 &&
                 !sourceTouchedBefore(writer.broadcast,
                                      writer.broadcast.getInput(), op)
             ? writer.broadcast
@@ -445,12 +572,12 @@ struct CUDAMatmulToRuntimePass
     linalg::GenericOp act;
     Activation activation = DTENSOR_RT_ACTIVATION_NONE;
     if (biasBroadcast) {
-      FailureOr<linalg::ContractionDimensions> dims =
-          linalg::inferContractionDims(op);
-      int64_t k = op.getStaticLoopRanges()[dims->k.front()];
-      if (!ShapedType::isDynamic(k) && k > 0)
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      if (llvm::all_of(plan->groups[K], [&](unsigned d) {
+            return !ShapedType::isDynamic(ranges[d]) && ranges[d] > 0;
+          }))
         std::tie(act, activation) = activationAfter(op, c, biasBroadcast);
-    } else if (fill && !writer.copy && mapping->permC.empty()) {
+    } else if (fill && !writer.copy && directC) {
       std::tie(act, activation) = activationAfter(op, c, fill);
     }
     Value output = act ? act.getDpsInits()[0] : c;
@@ -460,121 +587,181 @@ struct CUDAMatmulToRuntimePass
       alloc->moveBefore(op);
     OpBuilder builder(op);
     Location loc = op.getLoc();
-    auto view = [&](Value value, ArrayRef<int64_t> perm) -> Value {
-      if (perm.empty())
+    auto unranked = [&](Value value) -> Value {
+      return memref::CastOp::create(builder, loc,
+                                    UnrankedMemRefType::get(element, 0), value);
+    };
+    // `value` (indexed by `dims`) viewed in the order `order` of its loop
+    // dims.
+    auto permuted = [&](Value value, ArrayRef<unsigned> dims,
+                        ArrayRef<unsigned> order) -> Value {
+      SmallVector<unsigned> permutation;
+      for (unsigned d : order)
+        permutation.push_back(llvm::find(dims, d) - dims.begin());
+      if (llvm::equal(permutation, llvm::seq<unsigned>(0, permutation.size())))
         return value;
-      SmallVector<unsigned> permutation(perm.begin(), perm.end());
       AffineMap map =
           AffineMap::getPermutationMap(permutation, builder.getContext());
       return memref::TransposeOp::create(builder, loc, value,
                                          AffineMapAttr::get(map));
     };
-    auto unranked = [&](Value value) -> Value {
-      return memref::CastOp::create(builder, loc,
-                                    UnrankedMemRefType::get(element, 0), value);
+    // A fresh dense buffer of `view`'s shape.
+    auto denseLike = [&](Value view) -> Value {
+      auto type = cast<MemRefType>(view.getType());
+      SmallVector<Value> dynamicSizes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          dynamicSizes.push_back(memref::DimOp::create(builder, loc, view, d));
+      return memref::AllocOp::create(
+          builder, loc, MemRefType::get(type.getShape(), element),
+          dynamicSizes);
     };
-    // Several batch or m dims: one of each, by collapsed views. A is
-    // (batch..., m..., k), B (batch..., k, n), C (batch..., m..., n).
-    Value viewA = view(a, mapping->permA), viewB = view(b, mapping->permB);
-    Value viewC = output;
-    // R has C's type, so it takes C's views below.
-    Value viewR = residualCopy ? residualCopy.getSource() : Value();
-    // A C in another order: the product goes to a dense temporary in
-    // (batch..., m..., n) order (holding C's values first when they are
-    // accumulated onto), copied into C's permuted view afterwards; both
-    // copies are linalg ops, i.e. kernels.
+
+    // The operands A, B, C (the output written: C, or the activation's D)
+    // and R (the residual, C's type: it takes C's views).
+    SmallVector<Value> values = {a, b, output};
+    SmallVector<SmallVector<unsigned>> loopDims = {plan->dims[0],
+                                                   plan->dims[1],
+                                                   plan->dims[2]};
+    // Inputs whose groups the strides do not let collapse: a dense copy in
+    // the call's order (a kernel). A C that is not dense in (batch, m, n)
+    // order: the product goes to a dense temporary in that order (holding
+    // C's values first when they are accumulated onto), copied into C's
+    // permuted view afterwards; both copies are linalg ops, i.e. kernels.
     Value permutedC, tempC;
-    if (!mapping->permC.empty()) {
-      permutedC = view(c, mapping->permC);
-      auto type = cast<MemRefType>(permutedC.getType());
-      if (!type.hasStaticShape())
-        return op->emitOpError("cannot lower this contraction to "
-                               "dtensor_rt_matmul: its output is permuted and "
-                               "of dynamic shape ")
-               << type;
-      tempC = viewC = memref::AllocOp::create(
-          builder, loc, MemRefType::get(type.getShape(), element));
-      if (!fill)
-        linalg::CopyOp::create(builder, loc, permutedC, viewC);
+    for (unsigned operand = 0; operand < 3; ++operand) {
+      if (!plan->dense[operand])
+        continue;
+      SmallVector<unsigned> order = plan->callOrder(operand);
+      Value view = permuted(values[operand], loopDims[operand], order);
+      Value copy = denseLike(view);
+      if (operand < 2) {
+        linalg::CopyOp::create(builder, loc, view, copy);
+      } else {
+        permutedC = view;
+        tempC = copy;
+        if (!fill)
+          linalg::CopyOp::create(builder, loc, view, copy);
+      }
+      values[operand] = copy;
+      loopDims[operand] = order;
     }
-    int64_t numBatch = mapping->numBatch, numM = mapping->numM;
-    // Batch dims that no single stride spans (attention's heads as a view
-    // of [batch, seq, heads, dim]): a loop over all but the innermost, one
-    // strided-batch call per iteration.
-    if (numBatch > 1 &&
-        !llvm::all_of(ValueRange{viewA, viewB, viewC}, [&](Value operand) {
-          return memref::CollapseShapeOp::isGuaranteedCollapsible(
-              cast<MemRefType>(operand.getType()),
-              {llvm::to_vector(llvm::seq<int64_t>(0, numBatch))});
-        })) {
-      int64_t outer = numBatch - 1;
+    Value residual = residualCopy ? residualCopy.getSource() : Value();
+
+    // Collapse each role group (the batch group only where it is not looped
+    // over) into one dim.
+    auto collapse = [&](Value value, ArrayRef<unsigned> dims) {
+      OperandView result;
+      SmallVector<ReassociationIndices> reassociation;
+      for (auto [i, d] : llvm::enumerate(dims)) {
+        Role role = Batch;
+        for (unsigned r = 0; r < NumRoles; ++r)
+          if (llvm::is_contained(plan->groups[r], d))
+            role = static_cast<Role>(r);
+        bool merge = !result.roles.empty() && result.roles.back() == role &&
+                     !(role == Batch && plan->loopBatch);
+        if (merge) {
+          reassociation.back().push_back(i);
+          result.dims.back().push_back(d);
+        } else {
+          reassociation.push_back({static_cast<int64_t>(i)});
+          result.dims.push_back({d});
+          result.roles.push_back(role);
+        }
+      }
+      result.value = value;
+      if (reassociation.size() != dims.size())
+        result.value =
+            memref::CollapseShapeOp::create(builder, loc, value, reassociation);
+      return result;
+    };
+    SmallVector<OperandView> views;
+    for (unsigned operand = 0; operand < 3; ++operand)
+      views.push_back(collapse(values[operand], loopDims[operand]));
+    if (residual)
+      views.push_back(collapse(residual, loopDims[2]));
+
+    // Batch dims that some operand cannot collapse (attention's heads as a
+    // view of [batch, seq, heads, dim]): a loop over all but the last,
+    // one strided-batch call per iteration.
+    if (plan->loopBatch) {
+      ArrayRef<unsigned> looped =
+          ArrayRef<unsigned>(plan->groups[Batch]).drop_back();
       SmallVector<Value> ivs;
-      for (int64_t d = 0; d < outer; ++d) {
+      for (unsigned d : looped) {
+        OperandView &view = views[2];
+        int64_t pos = llvm::find_if(view.dims, [&](ArrayRef<unsigned> g) {
+                        return g.front() == d;
+                      }) -
+                      view.dims.begin();
         Value lb = arith::ConstantIndexOp::create(builder, loc, 0);
-        Value ub = memref::DimOp::create(builder, loc, viewC, d);
+        Value ub = memref::DimOp::create(builder, loc, view.value, pos);
         Value step = arith::ConstantIndexOp::create(builder, loc, 1);
         auto loop = scf::ForOp::create(builder, loc, lb, ub, step);
         builder.setInsertionPoint(loop.getBody()->getTerminator());
         ivs.push_back(loop.getInductionVar());
       }
-      auto slice = [&](Value operand) -> Value {
-        auto type = cast<MemRefType>(operand.getType());
+      for (OperandView &view : views) {
+        auto type = cast<MemRefType>(view.value.getType());
         SmallVector<OpFoldResult> offsets, sizes, strides;
-        for (int64_t d = 0; d < type.getRank(); ++d) {
-          offsets.push_back(d < outer ? OpFoldResult(ivs[d])
-                                      : OpFoldResult(builder.getIndexAttr(0)));
-          sizes.push_back(d < outer ? OpFoldResult(builder.getIndexAttr(1))
-                                    : OpFoldResult(builder.getIndexAttr(
-                                          type.getDimSize(d))));
+        SmallVector<int64_t> kept;
+        OperandView sliced;
+        for (int64_t i = 0; i < type.getRank(); ++i) {
+          const unsigned *it = llvm::find(looped, view.dims[i].front());
+          bool isLooped = view.roles[i] == Batch && it != looped.end();
+          offsets.push_back(isLooped ? OpFoldResult(ivs[it - looped.begin()])
+                                     : OpFoldResult(builder.getIndexAttr(0)));
+          sizes.push_back(isLooped ? OpFoldResult(builder.getIndexAttr(1))
+                                   : memref::getMixedSize(builder, loc,
+                                                          view.value, i));
           strides.push_back(builder.getIndexAttr(1));
+          if (isLooped)
+            continue;
+          kept.push_back(type.getDimSize(i));
+          sliced.dims.push_back(view.dims[i]);
+          sliced.roles.push_back(view.roles[i]);
         }
-        auto resultType = memref::SubViewOp::inferRankReducedResultType(
-            type.getShape().drop_front(outer), type, offsets, sizes, strides);
-        return memref::SubViewOp::create(builder, loc,
-                                         cast<MemRefType>(resultType), operand,
-                                         offsets, sizes, strides);
-      };
-      viewA = slice(viewA);
-      viewB = slice(viewB);
-      viewC = slice(viewC);
-      if (viewR)
-        viewR = slice(viewR);
-      numBatch = 1;
+        // The slice's type without the looped dims (named here, not
+        // inferred: with other unit dims it is ambiguous which to drop).
+        MemRefType full =
+            memref::SubViewOp::inferResultType(type, offsets, sizes, strides);
+        SmallVector<int64_t> fullStrides, keptStrides;
+        int64_t offset;
+        if (failed(full.getStridesAndOffset(fullStrides, offset)))
+          return op->emitOpError("cannot slice the batch of ")
+                 << type << " for dtensor_rt_matmul";
+        for (int64_t i = 0; i < type.getRank(); ++i)
+          if (!(view.roles[i] == Batch &&
+                llvm::is_contained(looped, view.dims[i].front())))
+            keptStrides.push_back(fullStrides[i]);
+        auto resultType = MemRefType::get(
+            kept, element,
+            StridedLayoutAttr::get(builder.getContext(), offset, keptStrides),
+            type.getMemorySpace());
+        sliced.value = memref::SubViewOp::create(builder, loc, resultType,
+                                                 view.value, offsets, sizes,
+                                                 strides);
+        view = std::move(sliced);
+      }
     }
-    auto run = [](int64_t first, int64_t count) {
-      ReassociationIndices group;
-      for (int64_t i = 0; i < count; ++i)
-        group.push_back(first + i);
-      return group;
+
+    // Each operand in the call's order: A (batch, m, k), B (batch, k, n),
+    // C and R (batch, m, n); the runtime takes A and B strided.
+    auto inCallOrder = [&](const OperandView &view, unsigned operand) {
+      SmallVector<unsigned> heads =
+          llvm::map_to_vector(view.dims, [](ArrayRef<unsigned> g) {
+            return g.front();
+          });
+      SmallVector<unsigned> order;
+      for (Role role : rolesOf(operand))
+        for (auto [i, r] : llvm::enumerate(view.roles))
+          if (r == role)
+            order.push_back(heads[i]);
+      return permuted(view.value, heads, order);
     };
-    auto groupsOf = [&](int64_t numRows) {
-      SmallVector<ReassociationIndices> groups;
-      if (numBatch)
-        groups.push_back(run(0, numBatch));
-      groups.push_back(run(numBatch, numRows));
-      groups.push_back({numBatch + numRows});
-      return groups;
-    };
-    struct Operand {
-      Value *value;
-      const char *name;
-      int64_t numRows;
-    };
-    for (Operand operand :
-         {Operand{&viewA, "A", numM}, Operand{&viewB, "B", 1},
-          Operand{&viewC, "C", numM}, Operand{&viewR, "R", numM}}) {
-      if (!*operand.value || (numBatch <= 1 && operand.numRows == 1))
-        continue;
-      SmallVector<ReassociationIndices> groups = groupsOf(operand.numRows);
-      auto type = cast<MemRefType>(operand.value->getType());
-      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
-        return op->emitOpError("cannot lower this contraction to "
-                               "dtensor_rt_matmul: its batch or m dimensions "
-                               "of ")
-               << operand.name << " are not contiguous (" << type << ")";
-      *operand.value =
-          memref::CollapseShapeOp::create(builder, loc, *operand.value, groups);
-    }
+    Value viewA = inCallOrder(views[0], 0), viewB = inCallOrder(views[1], 1);
+    Value viewC = inCallOrder(views[2], 2);
+    Value viewR = residual ? inCallOrder(views[3], 2) : Value();
     // dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate); C = A.B + R:
     // dtensor_rt_matmul_add_<T>(ctx, A, B, R, C); C = act(A.B + bias):
     // dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C, activation); C =

@@ -1,6 +1,6 @@
-// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-matmul-to-runtime | FileCheck %s
-// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-matmul-to-runtime=with-context=false | FileCheck %s --check-prefix=NOCTX
-// RUN: dtensor-opt %S/Inputs/matmul-errors.mlir -split-input-file --dtensor-cuda-matmul-to-runtime -verify-diagnostics -o /dev/null
+// RUN: dtensor-opt %s -split-input-file --verify-each -verify-diagnostics --dtensor-cuda-matmul-to-runtime | FileCheck %s
+// RUN: dtensor-opt %s -split-input-file --verify-each -verify-diagnostics --dtensor-cuda-matmul-to-runtime=with-context=false | FileCheck %s --check-prefix=NOCTX
+// RUN: dtensor-opt %S/Inputs/matmul-errors.mlir -split-input-file --verify-each --dtensor-cuda-matmul-to-runtime -verify-diagnostics -o /dev/null
 
 // A zero fill that only the matmul sees folds into the call (accumulate=0);
 // the context is fetched once per function.
@@ -221,10 +221,15 @@ func.func @transposed_output(%a: memref<4x8xf32>, %b: memref<8x6xf32>, %c: memre
 // CHECK-LABEL: func.func @attention_scores(
 // CHECK-NOT:     linalg.fill
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
-// CHECK:           memref.subview %{{.*}}{{\[}}%[[I]], 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : memref<2x4x8x8xf32, strided<[256, 8, 32, 1]>> to memref<4x8x8xf32, strided<[8, 32, 1], offset: ?>>
-// CHECK:           memref.subview
-// CHECK:           memref.subview %{{.*}}{{\[}}%[[I]], 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<4x8x8xf32, strided<[64, 8, 1], offset: ?>>
-// CHECK:           call @dtensor_rt_matmul_f32({{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
+// CHECK:           %[[Q:.*]] = memref.subview %{{.*}}{{\[}}%[[I]], 0, 0, 0] [1, 8, 4, 8] [1, 1, 1, 1] : memref<2x8x4x8xf32> to memref<8x4x8xf32, strided<[32, 8, 1], offset: ?>>
+// CHECK:           %[[K:.*]] = memref.subview %{{.*}}{{\[}}%[[I]], 0, 0, 0] [1, 8, 4, 8] [1, 1, 1, 1] : memref<2x8x4x8xf32> to memref<8x4x8xf32, strided<[32, 8, 1], offset: ?>>
+// CHECK:           %[[S:.*]] = memref.subview %{{.*}}{{\[}}%[[I]], 0, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<4x8x8xf32, strided<[64, 8, 1], offset: ?>>
+// CHECK:           %[[QT:.*]] = memref.transpose %[[Q]] (d0, d1, d2) -> (d1, d0, d2) : {{.*}} to memref<4x8x8xf32, strided<[8, 32, 1], offset: ?>>
+// CHECK:           %[[KT:.*]] = memref.transpose %[[K]] (d0, d1, d2) -> (d1, d2, d0) : {{.*}} to memref<4x8x8xf32, strided<[8, 1, 32], offset: ?>>
+// CHECK-DAG:       %[[UQ:.*]] = memref.cast %[[QT]]
+// CHECK-DAG:       %[[UK:.*]] = memref.cast %[[KT]]
+// CHECK-DAG:       %[[US:.*]] = memref.cast %[[S]]
+// CHECK:           call @dtensor_rt_matmul_f32(%{{.*}}, %[[UQ]], %[[UK]], %[[US]], %{{.*}}) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
 // CHECK-NOT:     linalg.generic
 func.func @attention_scores(%q: memref<2x8x4x8xf32>, %k: memref<2x8x4x8xf32>, %s: memref<2x4x8x8xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -665,4 +670,318 @@ func.func @deep_body(%a: memref<8x16xf32>, %b: memref<16x32xf32>) -> memref<8x32
     linalg.yield %s27 : f32
   }
   return %d : memref<8x32xf32>
+}
+
+// -----
+
+// The weight gradient of nn.Linear on [batch, seq, hidden] activations:
+// dW[i, o] = sum_{b, s} x[b, s, i] dy[b, s, o], two k dims (b, s),
+// contiguous in both operands: each collapsed into one k (x then
+// transposed, which the runtime takes as a column-major A).
+// CHECK-LABEL: func.func @weight_grad(
+// CHECK-SAME:      %[[X:.*]]: memref<2x16x32xf32>, %[[DY:.*]]: memref<2x16x64xf32>, %[[DW:.*]]: memref<32x64xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK-NOT:     linalg.copy
+// CHECK-DAG:     %[[XC:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<2x16x32xf32> into memref<32x32xf32>
+// CHECK-DAG:     %[[XT:.*]] = memref.transpose %[[XC]] (d0, d1) -> (d1, d0) : memref<32x32xf32> to memref<32x32xf32, strided<[1, 32]>>
+// CHECK-DAG:     %[[DYC:.*]] = memref.collapse_shape %[[DY]] {{\[}}[0, 1], [2]] : memref<2x16x64xf32> into memref<32x64xf32>
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[UX:.*]] = memref.cast %[[XT]]
+// CHECK-DAG:     %[[UDY:.*]] = memref.cast %[[DYC]]
+// CHECK-DAG:     %[[UDW:.*]] = memref.cast %[[DW]]
+// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %[[UX]], %[[UDY]], %[[UDW]], %[[ZERO]])
+// CHECK-NOT:     linalg.generic
+func.func @weight_grad(%x: memref<2x16x32xf32>, %dy: memref<2x16x64xf32>, %dw: memref<32x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dw : memref<32x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, o, b, s) -> (b, s, i)>, affine_map<(i, o, b, s) -> (b, s, o)>, affine_map<(i, o, b, s) -> (i, o)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %dy : memref<2x16x32xf32>, memref<2x16x64xf32>) outs(%dw : memref<32x64xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The same with a dynamic batch (an uneven shard): identity layouts
+// collapse whatever the sizes.
+// CHECK-LABEL: func.func @weight_grad_dynamic(
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<?x16x32xf32> into memref<?x32xf32>
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<?x16x64xf32> into memref<?x64xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(
+func.func @weight_grad_dynamic(%x: memref<?x16x32xf32>, %dy: memref<?x16x64xf32>, %dw: memref<32x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, o, b, s) -> (b, s, i)>, affine_map<(i, o, b, s) -> (b, s, o)>, affine_map<(i, o, b, s) -> (i, o)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %dy : memref<?x16x32xf32>, memref<?x16x64xf32>) outs(%dw : memref<32x64xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Two k dims that are not contiguous in A (a batch-reduce matmul: k is
+// (b, k), A is [b, m, k]): A is copied into a dense [m, b, k] buffer (a
+// kernel), then both collapse; no fill, so the call accumulates.
+// CHECK-LABEL: func.func @k_not_contiguous(
+// CHECK-SAME:      %[[A:.*]]: memref<2x4x3xf32>, %[[B:.*]]: memref<2x3x5xf32>, %[[C:.*]]: memref<4x5xf32>)
+// CHECK:         %[[AT:.*]] = memref.transpose %[[A]] (d0, d1, d2) -> (d1, d0, d2) : memref<2x4x3xf32> to memref<4x2x3xf32, strided<[3, 12, 1]>>
+// CHECK:         %[[DENSE:.*]] = memref.alloc() : memref<4x2x3xf32>
+// CHECK:         linalg.copy ins(%[[AT]] : {{.*}}) outs(%[[DENSE]] : memref<4x2x3xf32>)
+// CHECK-DAG:     %[[AC:.*]] = memref.collapse_shape %[[DENSE]] {{\[}}[0], [1, 2]] : memref<4x2x3xf32> into memref<4x6xf32>
+// CHECK-DAG:     %[[BC:.*]] = memref.collapse_shape %[[B]] {{\[}}[0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[UA:.*]] = memref.cast %[[AC]]
+// CHECK-DAG:     %[[UB:.*]] = memref.cast %[[BC]]
+// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %[[UA]], %[[UB]], %{{.*}}, %[[ONE]])
+// CHECK-NOT:     linalg.batch_reduce_matmul
+func.func @k_not_contiguous(%a: memref<2x4x3xf32>, %b: memref<2x3x5xf32>, %c: memref<4x5xf32>) {
+  linalg.batch_reduce_matmul ins(%a, %b : memref<2x4x3xf32>, memref<2x3x5xf32>) outs(%c : memref<4x5xf32>)
+  return
+}
+
+// -----
+
+// Two k dims in different orders in A (k0, k1) and B (k1, k0): A's order
+// is taken, B is copied into a dense [k0, k1, n] buffer.
+// CHECK-LABEL: func.func @k_orders_differ(
+// CHECK-SAME:      %[[A:.*]]: memref<8x3x4xf32>, %[[B:.*]]: memref<4x3x5xf32>
+// CHECK:         %[[BT:.*]] = memref.transpose %[[B]] (d0, d1, d2) -> (d1, d0, d2)
+// CHECK:         %[[DENSE:.*]] = memref.alloc() : memref<3x4x5xf32>
+// CHECK:         linalg.copy ins(%[[BT]] : {{.*}}) outs(%[[DENSE]] : memref<3x4x5xf32>)
+// CHECK-DAG:     memref.collapse_shape %[[A]] {{\[}}[0], [1, 2]] : memref<8x3x4xf32> into memref<8x12xf32>
+// CHECK-DAG:     memref.collapse_shape %[[DENSE]] {{\[}}[0, 1], [2]] : memref<3x4x5xf32> into memref<12x5xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(
+func.func @k_orders_differ(%a: memref<8x3x4xf32>, %b: memref<4x3x5xf32>, %c: memref<8x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k0, k1) -> (m, k0, k1)>, affine_map<(m, n, k0, k1) -> (k1, k0, n)>, affine_map<(m, n, k0, k1) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<8x3x4xf32>, memref<4x3x5xf32>) outs(%c : memref<8x5xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The batch dim in the middle of A and B: strided-batch views by
+// transposes, no copy and no loop (the runtime takes any batch stride).
+// CHECK-LABEL: func.func @batch_in_middle(
+// CHECK-SAME:      %[[A:.*]]: memref<8x3x6xf32>, %[[B:.*]]: memref<6x3x5xf32>, %[[C:.*]]: memref<3x8x5xf32>)
+// CHECK-NOT:     scf.for
+// CHECK-NOT:     linalg.copy
+// CHECK-DAG:     %[[AT:.*]] = memref.transpose %[[A]] (d0, d1, d2) -> (d1, d0, d2) : memref<8x3x6xf32> to memref<3x8x6xf32, strided<[6, 18, 1]>>
+// CHECK-DAG:     %[[BT:.*]] = memref.transpose %[[B]] (d0, d1, d2) -> (d1, d0, d2) : memref<6x3x5xf32> to memref<3x6x5xf32, strided<[5, 15, 1]>>
+// CHECK-DAG:     %[[UA:.*]] = memref.cast %[[AT]]
+// CHECK-DAG:     %[[UB:.*]] = memref.cast %[[BT]]
+// CHECK-DAG:     %[[UC:.*]] = memref.cast %[[C]] : memref<3x8x5xf32> to memref<*xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %[[UA]], %[[UB]], %[[UC]], %{{.*}})
+func.func @batch_in_middle(%a: memref<8x3x6xf32>, %b: memref<6x3x5xf32>, %c: memref<3x8x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (m, b, k)>, affine_map<(b, m, n, k) -> (k, b, n)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x3x6xf32>, memref<6x3x5xf32>) outs(%c : memref<3x8x5xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The batch dim in the middle of C too: C is not dense in (batch, m, n)
+// order, so the product goes to a dense temporary, copied into C's
+// permuted view after the call; with a dynamic m the temporary's size is
+// taken from C.
+// CHECK-LABEL: func.func @batch_in_middle_output(
+// CHECK-SAME:      %{{.*}}: memref<?x3x6xf32>, %{{.*}}: memref<6x3x5xf32>, %[[C:.*]]: memref<?x3x5xf32>)
+// CHECK:         %[[CT:.*]] = memref.transpose %[[C]] (d0, d1, d2) -> (d1, d0, d2)
+// CHECK:         %[[DIM:.*]] = memref.dim %[[CT]], %{{.*}}
+// CHECK:         %[[TMP:.*]] = memref.alloc(%[[DIM]]) : memref<3x?x5xf32>
+// CHECK-NOT:     linalg.copy ins(%[[CT]]
+// CHECK:         %[[UT:.*]] = memref.cast %[[TMP]]
+// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[UT]], %{{.*}})
+// CHECK:         linalg.copy ins(%[[TMP]] : memref<3x?x5xf32>) outs(%[[CT]] : {{.*}})
+func.func @batch_in_middle_output(%a: memref<?x3x6xf32>, %b: memref<6x3x5xf32>, %c: memref<?x3x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x3x5xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (m, b, k)>, affine_map<(b, m, n, k) -> (k, b, n)>, affine_map<(b, m, n, k) -> (m, b, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x3x6xf32>, memref<6x3x5xf32>) outs(%c : memref<?x3x5xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Two n dims: collapsed in B and C like the m dims of a 3-D Linear.
+// CHECK-LABEL: func.func @two_n_dims(
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : memref<6x2x5xf32> into memref<6x10xf32>
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : memref<8x2x5xf32> into memref<8x10xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(
+func.func @two_n_dims(%a: memref<8x6xf32>, %b: memref<6x2x5xf32>, %c: memref<8x2x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n0, n1, k) -> (m, k)>, affine_map<(m, n0, n1, k) -> (k, n0, n1)>, affine_map<(m, n0, n1, k) -> (m, n0, n1)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x6xf32>, memref<6x2x5xf32>) outs(%c : memref<8x2x5xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// m dims whose strides do not let them collapse (rows of a wider buffer):
+// A is copied into a dense buffer first.
+// CHECK-LABEL: func.func @strided_m(
+// CHECK-SAME:      %[[X:.*]]: memref<2x16x32xf32, strided<[2048, 64, 1]>>
+// CHECK:         %[[DENSE:.*]] = memref.alloc() : memref<2x16x32xf32>
+// CHECK:         linalg.copy ins(%[[X]] : {{.*}}) outs(%[[DENSE]] : memref<2x16x32xf32>)
+// CHECK:         memref.collapse_shape %[[DENSE]] {{\[}}[0, 1], [2]] : memref<2x16x32xf32> into memref<32x32xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(
+func.func @strided_m(%x: memref<2x16x32xf32, strided<[2048, 64, 1]>>, %w: memref<32x64xf32>, %y: memref<2x16x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>, affine_map<(b, s, n, k) -> (k, n)>, affine_map<(b, s, n, k) -> (b, s, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x16x32xf32, strided<[2048, 64, 1]>>, memref<32x64xf32>) outs(%y : memref<2x16x64xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// m dims in another order in A than in C: A is copied in C's order.
+// CHECK-LABEL: func.func @m_order(
+// CHECK-SAME:      %[[X:.*]]: memref<16x2x32xf32>
+// CHECK:         %[[XT:.*]] = memref.transpose %[[X]] (d0, d1, d2) -> (d1, d0, d2)
+// CHECK:         %[[DENSE:.*]] = memref.alloc() : memref<2x16x32xf32>
+// CHECK:         linalg.copy ins(%[[XT]] : {{.*}}) outs(%[[DENSE]] : memref<2x16x32xf32>)
+// CHECK:         memref.collapse_shape %[[DENSE]] {{\[}}[0, 1], [2]] : memref<2x16x32xf32> into memref<32x32xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(
+func.func @m_order(%x: memref<16x2x32xf32>, %w: memref<32x64xf32>, %y: memref<2x16x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (s, b, k)>, affine_map<(b, s, n, k) -> (k, n)>, affine_map<(b, s, n, k) -> (b, s, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<16x2x32xf32>, memref<32x64xf32>) outs(%y : memref<2x16x64xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A bias over the last of two n dims is not a bias of the collapsed n (the
+// runtime's bias is of length N): the broadcast stays, the call
+// accumulates onto it.
+// CHECK-LABEL: func.func @bias_two_n_dims(
+// CHECK:         linalg.broadcast
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         call @dtensor_rt_matmul_f32({{.*}}, %[[ONE]])
+// CHECK-NOT:     dtensor_rt_matmul_bias
+func.func @bias_two_n_dims(%a: memref<8x6xf32>, %b: memref<6x2x5xf32>, %bias: memref<5xf32>) -> memref<8x2x5xf32> {
+  %c = memref.alloc() : memref<8x2x5xf32>
+  linalg.broadcast ins(%bias : memref<5xf32>) outs(%c : memref<8x2x5xf32>) dimensions = [0, 1]
+  linalg.generic {indexing_maps = [affine_map<(m, n0, n1, k) -> (m, k)>, affine_map<(m, n0, n1, k) -> (k, n0, n1)>, affine_map<(m, n0, n1, k) -> (m, n0, n1)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x6xf32>, memref<6x2x5xf32>) outs(%c : memref<8x2x5xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return %c : memref<8x2x5xf32>
+}
+
+// -----
+
+// Not cuBLASLt matmuls: each left in place for the kernel path
+// (dtensor-cuda-map-to-gpu) with a remark saying why, never an error. A
+// row dot (softmax backward's sum(dy * y): no m, no n).
+// CHECK-LABEL: func.func @row_dot(
+// CHECK:         linalg.generic
+// CHECK-NOT:     dtensor_rt_matmul
+func.func @row_dot(%dy: memref<2x4x8x16xf32>, %y: memref<2x4x8x16xf32>, %s: memref<2x4x8xf32>) {
+  // expected-remark @below {{not a cuBLASLt matmul: the contraction has 3 batch, 0 m, 0 n and 1 k dimensions (a row dot; cuBLASLt needs one or more m, n and k dimensions); lowered as a generated reduction kernel}}
+  linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%dy, %y : memref<2x4x8x16xf32>, memref<2x4x8x16xf32>) outs(%s : memref<2x4x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matvec(
+// CHECK:         linalg.matvec
+// CHECK-NOT:     dtensor_rt_matmul
+func.func @matvec(%a: memref<4x4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-remark @below {{not a cuBLASLt matmul: the contraction has 0 batch, 1 m, 0 n and 1 k dimensions (a matrix-vector product; cuBLASLt needs one or more m, n and k dimensions); lowered as a generated reduction kernel}}
+  linalg.matvec ins(%a, %x : memref<4x4xf32>, memref<4xf32>) outs(%y : memref<4xf32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @integer(
+// CHECK:         linalg.matmul
+// CHECK-NOT:     dtensor_rt_matmul
+func.func @integer(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi32>) {
+  // expected-remark @below {{not a cuBLASLt matmul: element types 'i32', 'i32' -> 'i32' (cuBLASLt: bf16, f16 or f32, the same for A, B and C); lowered as a generated reduction kernel}}
+  linalg.matmul ins(%a, %b : memref<4x4xi32>, memref<4x4xi32>) outs(%c : memref<4x4xi32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mixed(
+// CHECK:         linalg.matmul
+// CHECK-NOT:     dtensor_rt_matmul
+func.func @mixed(%a: memref<4x4xbf16>, %b: memref<4x4xbf16>, %c: memref<4x4xf32>) {
+  // expected-remark @below {{not a cuBLASLt matmul: element types 'bf16', 'bf16' -> 'f32'}}
+  linalg.matmul ins(%a, %b : memref<4x4xbf16>, memref<4x4xbf16>) outs(%c : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+// An output broadcast along a loop dim that no input is indexed by.
+// CHECK-LABEL: func.func @broadcast_input(
+// CHECK:         linalg.generic
+// CHECK-NOT:     dtensor_rt_matmul
+func.func @broadcast_input(%a: memref<4x8xf32>, %b: memref<8xf32>, %c: memref<4x5xf32>) {
+  // expected-remark @below {{not a cuBLASLt matmul: 1 of its loop dimensions index the output only (a broadcast); lowered as a generated reduction kernel}}
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x8xf32>, memref<8xf32>) outs(%c : memref<4x5xf32>) {
+  ^bb0(%l: f32, %r: f32, %acc: f32):
+    %p = arith.mulf %l, %r : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  return
 }

@@ -44,6 +44,24 @@
 // MOE:         llvm.call @dtensor_rt_total_size(
 // MOE:         llvm.call @dtensor_rt_all_to_all_v_f32(
 
+// Every contraction shape autodiff produces (test/e2e/contractions.mlir):
+// five cuBLASLt calls (two k dims collapsed, copied or reordered, a batch
+// in the middle, two n dims), the row dot and the matrix-vector product
+// generated kernels with a remark each, never an error; down to PTX and an
+// object file.
+// RUN: dtensor-opt %dtensor_src_root/test/e2e/contractions.mlir --dtensor-spmd \
+// RUN:   | dtensor-opt --dtensor-cuda-lowering=format=isa -mlir-print-op-on-diagnostic=false -o %t.contractions.mlir 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=CONTRACTION-REMARKS --implicit-check-not=error
+// RUN: FileCheck %s --check-prefix=CONTRACTIONS < %t.contractions.mlir
+// RUN: FileCheck %s --check-prefix=ONLYLLVM < %t.contractions.mlir
+// RUN: mlir-translate --mlir-to-llvmir %t.contractions.mlir | llc -filetype=obj -relocation-model=pic -o %t.contractions.o
+// CONTRACTION-REMARKS: remark: not a cuBLASLt matmul: the contraction has 2 batch, 0 m, 0 n and 1 k dimensions (a row dot; cuBLASLt needs one or more m, n and k dimensions); lowered as a generated reduction kernel
+// CONTRACTION-REMARKS: remark: not a cuBLASLt matmul: the contraction has 0 batch, 1 m, 0 n and 1 k dimensions (a matrix-vector product; cuBLASLt needs one or more m, n and k dimensions); lowered as a generated reduction kernel
+// CONTRACTIONS-LABEL: llvm.func @contractions(
+// CONTRACTIONS-COUNT-5: llvm.call @dtensor_rt_matmul_f32(
+// CONTRACTIONS-NOT:     llvm.call @dtensor_rt_matmul
+// CONTRACTIONS:         gpu.binary
+
 // A missing toolkit falls back to PTX with a warning.
 // RUN: dtensor-opt %S/Inputs/rows.mlir --dtensor-cuda-lowering=toolkit=%t.nonexistent 2>&1 -o /dev/null | FileCheck %s --check-prefix=FALLBACK
 // Bad options.

@@ -96,25 +96,41 @@ def CUDAMatmulToRuntimePass
   let description = [{
     Replaces every matmul on memrefs (after bufferization) with a call of
     `dtensor_rt_matmul_<T>(ctx, A, B, C, accumulate)` (T: bf16, f16, f32;
-    operands unranked memrefs; C = A·B or C += A·B). Recognised:
-    linalg.matmul and linalg.batch_matmul (with or without transposing
-    indexing_maps), and any linalg op whose body is a multiply-add with one
-    reduction (k) and one n dimension, any number of batch and m
-    dimensions. Transposed operands are passed as `memref.transpose` views
-    (the runtime takes strided A and B); several m (or batch) dimensions are
-    collapsed into one by `memref.collapse_shape` where the strides allow,
-    and batch dimensions no single stride spans (attention's heads in a
-    [batch, seq, heads, dim] layout) become an `scf.for` over all but the
-    innermost, one strided-batch call per iteration. An output in another
-    order than (batch..., m..., n) gets a dense temporary and a
-    `linalg.copy` into its permuted view (plus one from it when C is
-    accumulated onto). A `linalg.fill` of zero into
+    operands unranked memrefs; C = A·B or C += A·B). Recognised: any linalg
+    op implementing a contraction (linalg.matmul, batch_matmul,
+    batch_reduce_matmul, with or without transposing indexing_maps, and
+    any linalg.generic with a multiply-add body) with one or more m, n and
+    k dimensions and any number of batch dimensions, each operand indexed
+    by exactly the dimensions of its roles (A: batch, m, k; B: batch, k, n;
+    C: batch, m, n), in any order. The call takes
+    C[batch, m, n] (+)= A[batch, m, k] · B[batch, k, n]: each role's
+    dimensions are taken in one order by all operands (C's, else the
+    order most operands have them in), and in each operand where they are
+    consecutive in that order and the strides allow, they are collapsed
+    into one by `memref.collapse_shape` (the weight gradient of a Linear
+    on [batch, seq, hidden] activations reduces over batch and seq: two k
+    dimensions, one after the collapse); the operand is then passed as a
+    `memref.transpose` view in the call's order (the runtime takes A and B
+    strided: a transposed operand is a column-major matrix for cuBLASLt,
+    any batch stride is a strided batch, so batch dimensions may sit
+    anywhere). An input whose m, n or k dimensions cannot be collapsed
+    (not consecutive, in another order than the other operand's, or
+    strided) is first copied into a dense buffer in the call's order by a
+    `linalg.copy` (a kernel); batch dimensions that some operand cannot
+    collapse (attention's heads in a [batch, seq, heads, dim] layout)
+    become an `scf.for` over all but the last, one strided-batch call per
+    iteration. A C that is not dense row-major in (batch..., m..., n...)
+    order gets a dense temporary in that order (of C's sizes, dynamic
+    ones taken with `memref.dim`) and a `linalg.copy` into C's permuted
+    view after the call (plus one from it before, when the product is
+    accumulated onto C). A `linalg.fill` of zero into
     C that nothing reads or writes before the matmul is dropped and the call
     gets accumulate=0; otherwise accumulate=1. Where C (in (batch, m, n)
     order) is a fresh `memref.alloc` written just before the matmul by a
     `memref.copy` from an identity-layout buffer R of its type, or by a
     `linalg.broadcast` of a dense rank-1 bias over all dimensions but the
-    last (what `dtensor-cuda-fuse-matmul-epilogue` leaves), and nothing in
+    last, n being one dimension (what `dtensor-cuda-fuse-matmul-epilogue`
+    leaves), and nothing in
     between touches C, R or the bias, the copy or broadcast is dropped and
     the call is `dtensor_rt_matmul_add_<T>(ctx, A, B, R, C)` (C = A·B + R)
     or `dtensor_rt_matmul_bias_<T>(ctx, A, B, bias, C, 0)` (C = A·B +
@@ -133,10 +149,14 @@ def CUDAMatmulToRuntimePass
     `dtensor_rt_matmul_act_<T>(ctx, A, B, D, activation)` (`RELU`,
     `GELU`); the activation and C's allocation go.
 
-    A contraction that cannot be mapped (element types other than
-    bf16/f16/f32 or not all equal, broadcast operands, several reduction
-    dimensions, a C that is not in (batch, m, n) order, tensors) is an
-    error naming the op: matmuls are never generated as kernels.
+    A contraction that cannot be mapped to cuBLASLt is left in place for
+    the kernel path (`dtensor-cuda-map-to-gpu`), with a remark saying why
+    (`not a cuBLASLt matmul: ...; lowered as a generated reduction
+    kernel`), never an error: a row dot (no m and no n: softmax
+    backward's sum(dy * y)), a matrix-vector product (no m or no n), an
+    output broadcast along a dimension no input has, element types other
+    than bf16/f16/f32 or not all equal. A matmul still on tensors is an
+    error naming the op (the pass runs after bufferization).
 
     `ctx` is the runtime context, `dtensor_rt_context()`, fetched once per
     function; `with-context=false` leaves it out (the ABI before the
