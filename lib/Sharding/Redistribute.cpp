@@ -74,6 +74,11 @@ FailureOr<StepKind> mlir::dtensor::classifyStep(PlacementAttr src,
   if (dst.isPartial() && src.isReplicate() &&
       dst.getReduce() == ReduceKind::Product)
     return fail("a replicated value has no exact product decomposition");
+  // Complex values are moved by collectives only: no local step computes
+  // on them (a partition divides or selects, a rescale multiplies).
+  if (elementType && isa<ComplexType>(elementType) && dst.isPartial() &&
+      src != dst && !src.isShard())
+    return fail("a complex value has no local partition or rescale");
   if (src == dst || axisSize == 1)
     return StepKind::None;
   if (src.isShard())

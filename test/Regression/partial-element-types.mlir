@@ -38,3 +38,17 @@ func.func @i1_sum(%x: tensor<8x4xi1>) -> tensor<4xi1> {
   %y = dtensor.annotate %s layout <@tp, [R]> : tensor<4xi1>
   return %y : tensor<4xi1>
 }
+
+// -----
+
+dtensor.mesh @tp shape = [4]
+
+// R -> P(sum) of complex numbers (found by scripts/fuzz.sh, seed 2641: a
+// mutant of @complex_max): the local partition built a float constant of
+// complex type and crashed. Complex values are moved by collectives only;
+// the step is refused with its reason.
+func.func @complex_partition(%x: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  // expected-error @+1 {{cannot plan the redistribution: R -> P(sum): a complex value has no local partition or rescale}}
+  %y = dtensor.redistribute %x to <@tp, [P(sum)]> : tensor<8xcomplex<f32>>
+  return %y : tensor<8xcomplex<f32>>
+}
