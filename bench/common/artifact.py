@@ -117,8 +117,23 @@ class Call:
     def outputs(self):
         return [getattr(self.results, f"r{i}") for i in range(self.count)]
 
+    # The allocated pointer of a result the program did not allocate: a
+    # constant (a memref.global, as MLIR's memref lowering marks it).
+    GLOBAL_ALLOCATED = 0xdeadbeef
+
     def free(self):
+        """Releases the buffers the call allocated, once each: a result may
+        be an argument passed through (a gradient that is its seed), a
+        constant, or share its buffer with another result (as the
+        launcher's MemRefCall does)."""
+        arguments = {d.allocated for d in self.descs}
+        released = set()
         for r in self.outputs():
+            ptr = r.allocated
+            if (not ptr or ptr in arguments or ptr == self.GLOBAL_ALLOCATED
+                    or ptr in released):
+                continue
+            released.add(ptr)
             self.rt.dtensor_rt_buffer_free(r.allocated)
 
 
