@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Autodiff.h"
+
 #include "dtensor/Analysis/CommAnalysis.h"
 #include "dtensor/Sharding/Layout.h"
 #include "dtensor/Frontend/Passes.h"
@@ -23,6 +25,7 @@ namespace mlir::dtensor {
 
 using namespace mlir;
 using namespace mlir::dtensor;
+using mlir::dtensor::autodiff::convertFloat;
 
 /// An elementwise generic over same-shaped tensors `inputs` whose body
 /// `body(builder, loc, scalars)` returns the result element, of type
@@ -46,16 +49,6 @@ static Value createElementwise(
                                                        args.drop_back())});
              })
       .getResult(0);
-}
-
-/// `v` converted to the float type `to`.
-static Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  if (cast<FloatType>(from).getWidth() < cast<FloatType>(to).getWidth())
-    return arith::ExtFOp::create(b, loc, to, v);
-  return arith::TruncFOp::create(b, loc, to, v);
 }
 
 namespace {

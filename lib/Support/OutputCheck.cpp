@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 using namespace mlir::dtensor;
 
@@ -165,6 +166,29 @@ OutputTolerance CheckTolerances::resolve(size_t index, ElementType type) const {
   else
     tolerance.atol = isFloat ? atol : std::optional<double>(0.0);
   return tolerance;
+}
+
+std::string
+CheckTolerances::parseOptions(const llvm::cl::list<std::string> &rtol,
+                              const llvm::cl::list<std::string> &atol,
+                              const llvm::cl::list<std::string> &tolerance) {
+  std::vector<std::tuple<unsigned, llvm::StringRef, llvm::StringRef>> given;
+  // cl::list overloads unary &: std::addressof.
+  using List = const llvm::cl::list<std::string> *;
+  for (auto [list, name] :
+       {std::pair<List, llvm::StringRef>(std::addressof(rtol), "rtol"),
+        std::pair<List, llvm::StringRef>(std::addressof(atol), "atol"),
+        std::pair<List, llvm::StringRef>(std::addressof(tolerance),
+                                         "tolerance")})
+    for (size_t i = 0; i < list->size(); ++i)
+      given.emplace_back(list->getPosition(i), name, (*list)[i]);
+  llvm::stable_sort(given, [](const auto &a, const auto &b) {
+    return std::get<0>(a) < std::get<0>(b);
+  });
+  for (const auto &[position, name, spec] : given)
+    if (std::string why = parse(name, spec); !why.empty())
+      return why;
+  return "";
 }
 
 std::vector<std::string> CheckTolerances::toArgs() const {

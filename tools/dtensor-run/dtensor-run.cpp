@@ -109,24 +109,12 @@ int main(int argc, char **argv) {
   options.ranks = ranks;
   if (seed.getNumOccurrences())
     options.seed = seed;
-  // In command-line order: a later value replaces an earlier one.
-  std::vector<std::tuple<unsigned, StringRef, std::string>> given;
-  using List = cl::list<std::string>;
-  for (auto [list, name] :
-       {std::pair<List *, StringRef>(std::addressof(rtolOption), "rtol"),
-        std::pair<List *, StringRef>(std::addressof(atolOption), "atol"),
-        std::pair<List *, StringRef>(std::addressof(toleranceOption),
-                                     "tolerance")})
-    for (size_t i = 0; i < list->size(); ++i)
-      given.emplace_back(list->getPosition(i), name, (*list)[i]);
-  llvm::stable_sort(given, [](const auto &a, const auto &b) {
-    return std::get<0>(a) < std::get<0>(b);
-  });
-  for (const auto &[position, name, spec] : given)
-    if (std::string why = options.tolerances.parse(name, spec); !why.empty()) {
-      errs() << "dtensor-run: error: " << why << "\n";
-      return 2;
-    }
+  if (std::string why = options.tolerances.parseOptions(
+          rtolOption, atolOption, toleranceOption);
+      !why.empty()) {
+    errs() << "dtensor-run: error: " << why << "\n";
+    return 2;
+  }
   options.repeat = repeat;
   options.timeoutSeconds = timeout;
   options.target = target;

@@ -51,6 +51,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -105,6 +106,12 @@ struct CheckTolerances {
   /// The command-line arguments (--rtol=..., --atol=...) that give these
   /// tolerances to another dtensor-launch.
   std::vector<std::string> toArgs() const;
+  /// Takes the values of a tool's --rtol, --atol and --tolerance options in
+  /// the order the command line gave them (a later value replaces an
+  /// earlier one). Returns why one is invalid; empty if none is.
+  std::string parseOptions(const llvm::cl::list<std::string> &rtol,
+                           const llvm::cl::list<std::string> &atol,
+                           const llvm::cl::list<std::string> &tolerance);
 };
 
 /// One tensor against its reference.
