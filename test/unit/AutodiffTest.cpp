@@ -601,20 +601,32 @@ func.func @loss(%x: tensor<4x6xf64>, %t: tensor<4x3xf64>,
 // host-driven steps of the joint function (forward loss, gradients with a
 // seed of one, w -= lr * g). Unrolled, the loss of every step is returned;
 // in a loop, the last step's.
-void checkSgdSteps(bool unroll) {
+/// One parameter's update on the host, torch.optim's: `p` updated in
+/// place from its gradient `g` at `step` (1-based), `state` its optimizer
+/// state (zero-initialised, sized by the caller).
+using HostUpdate = std::function<void(HostTensor &p, const HostTensor &g,
+                                      std::vector<double> &state, int step)>;
+
+/// 3 steps of kLoss by dtensor-train-steps{`options`} (in a loop or
+/// unrolled) against 3 host-driven steps: the joint function's gradients,
+/// `update` applied to w and b (with `stateSize` doubles of state per
+/// element); losses and trained weights to 1e-12.
+void checkHostDrivenSteps(llvm::StringRef options, bool unroll,
+                          unsigned seed, unsigned stateSize,
+                          const HostUpdate &update) {
   Session session;
   auto module = session.parse(kLoss);
   ASSERT_TRUE(succeeded(module));
   ASSERT_TRUE(succeeded(session.runPipeline(
-      **module, std::string("dtensor-autodiff,dtensor-train-steps{steps=3 "
-                            "learning-rate=0.25 unroll=") +
-                    (unroll ? "1" : "0") + "}")));
+      **module, ("dtensor-autodiff,dtensor-train-steps{steps=3 " + options +
+                 " unroll=" + (unroll ? "1" : "0") + "}")
+                    .str())));
   Session::stripPlacements(**module);
   ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
   auto exe = session.compile(**module);
   ASSERT_TRUE(succeeded(exe));
 
-  std::mt19937 rng(7);
+  std::mt19937 rng(seed);
   HostTensor x = randomTensor({4, 6}, rng), t = randomTensor({4, 3}, rng);
   HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
   auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
@@ -622,28 +634,37 @@ void checkSgdSteps(bool unroll) {
   size_t losses = unroll ? 3 : 1;
   ASSERT_EQ(trained->size(), losses + 2); // losses, w, b
 
-  HostTensor seed(ElementType::F64, {});
-  seed.set(0, 1.0);
-  for (int step = 0; step < 3; ++step) {
-    auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
+  HostTensor lossSeed(ElementType::F64, {});
+  lossSeed.set(0, 1.0);
+  std::vector<double> stateW(w.getNumElements() * stateSize);
+  std::vector<double> stateB(b.getNumElements() * stateSize);
+  for (int step = 1; step <= 3; ++step) {
+    auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &lossSeed});
     ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
-    size_t reported = unroll ? step : (step == 2 ? 0 : losses);
-    if (reported < losses) {
-      EXPECT_NEAR((*trained)[reported].get(0), (*joint)[0].get(0), 1e-12)
+    if (unroll || step == 3) {
+      EXPECT_NEAR((*trained)[unroll ? step - 1 : 0].get(0), (*joint)[0].get(0),
+                  1e-12)
           << "loss of step " << step;
     }
-    if (unroll && step > 0) { // The loss goes down.
-      EXPECT_LT((*trained)[step].get(0), (*trained)[step - 1].get(0));
-    }
-    for (int64_t i = 0; i < w.getNumElements(); ++i)
-      w.set(i, w.get(i) - 0.25 * (*joint)[1].get(i));
-    for (int64_t i = 0; i < b.getNumElements(); ++i)
-      b.set(i, b.get(i) - 0.25 * (*joint)[2].get(i));
+    update(w, (*joint)[1], stateW, step);
+    update(b, (*joint)[2], stateB, step);
+  }
+  if (unroll) { // The loss goes down.
+    EXPECT_LT((*trained)[2].get(0), (*trained)[0].get(0));
   }
   for (int64_t i = 0; i < w.getNumElements(); ++i)
     EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
   for (int64_t i = 0; i < b.getNumElements(); ++i)
     EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
+}
+
+void checkSgdSteps(bool unroll) {
+  checkHostDrivenSteps("learning-rate=0.25", unroll, 7, 0,
+                       [](HostTensor &p, const HostTensor &g,
+                          std::vector<double> &, int) {
+                         for (int64_t i = 0; i < p.getNumElements(); ++i)
+                           p.set(i, p.get(i) - 0.25 * g.get(i));
+                       });
 }
 
 TEST(TrainSteps, UnrolledMatchHostDrivenSteps) {
@@ -665,61 +686,23 @@ namespace {
 // the joint function's gradients (moments from zero, bias corrected).
 // With `adamw`, torch.optim.AdamW: the weight decayed by 1 - lr * wd first.
 void checkAdamSteps(bool unroll, bool adamw = false) {
-  Session session;
-  auto module = session.parse(kLoss);
-  ASSERT_TRUE(succeeded(module));
   const double decay = adamw ? 0.1 : 0.0;
-  ASSERT_TRUE(succeeded(session.runPipeline(
-      **module,
-      std::string("dtensor-autodiff,dtensor-train-steps{steps=3 optimizer=") +
-          (adamw ? "adamw weight-decay=0.1" : "adam") +
-          " learning-rate=0.05 beta1=0.8 beta2=0.95 epsilon=1e-6 unroll=" +
-          (unroll ? "1" : "0") + "}")));
-  Session::stripPlacements(**module);
-  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
-  auto exe = session.compile(**module);
-  ASSERT_TRUE(succeeded(exe));
-
-  std::mt19937 rng(9);
-  HostTensor x = randomTensor({4, 6}, rng), t = randomTensor({4, 3}, rng);
-  HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
-  auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
-  ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
-  size_t losses = unroll ? 3 : 1;
-  ASSERT_EQ(trained->size(), losses + 2);
-
-  HostTensor seed(ElementType::F64, {});
-  seed.set(0, 1.0);
-  std::vector<double> mw(w.getNumElements()), vw(w.getNumElements());
-  std::vector<double> mb(b.getNumElements()), vb(b.getNumElements());
-  auto adam = [&](HostTensor &p, const HostTensor &g, std::vector<double> &m,
-                  std::vector<double> &v, int step) {
-    double c1 = 1 - std::pow(0.8, step), c2 = 1 - std::pow(0.95, step);
-    for (int64_t i = 0; i < p.getNumElements(); ++i) {
-      p.set(i, p.get(i) * (1 - 0.05 * decay));
-      m[i] = 0.8 * m[i] + 0.2 * g.get(i);
-      v[i] = 0.95 * v[i] + 0.05 * g.get(i) * g.get(i);
-      double update = (m[i] / c1) / (std::sqrt(v[i] / c2) + 1e-6);
-      p.set(i, p.get(i) - 0.05 * update);
-    }
-  };
-  for (int step = 1; step <= 3; ++step) {
-    auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
-    ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
-    if (unroll || step == 3) {
-      EXPECT_NEAR((*trained)[unroll ? step - 1 : 0].get(0), (*joint)[0].get(0),
-                  1e-12);
-    }
-    adam(w, (*joint)[1], mw, vw, step);
-    adam(b, (*joint)[2], mb, vb, step);
-  }
-  for (int64_t i = 0; i < w.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
-  for (int64_t i = 0; i < b.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
-  if (unroll) {
-    EXPECT_LT((*trained)[2].get(0), (*trained)[0].get(0));
-  }
+  checkHostDrivenSteps(
+      std::string("optimizer=") + (adamw ? "adamw weight-decay=0.1" : "adam") +
+          " learning-rate=0.05 beta1=0.8 beta2=0.95 epsilon=1e-6",
+      unroll, 9, 2,
+      [&](HostTensor &p, const HostTensor &g, std::vector<double> &state,
+          int step) {
+        double c1 = 1 - std::pow(0.8, step), c2 = 1 - std::pow(0.95, step);
+        for (int64_t i = 0; i < p.getNumElements(); ++i) {
+          double &m = state[2 * i], &v = state[2 * i + 1];
+          p.set(i, p.get(i) * (1 - 0.05 * decay));
+          m = 0.8 * m + 0.2 * g.get(i);
+          v = 0.95 * v + 0.05 * g.get(i) * g.get(i);
+          double update = (m / c1) / (std::sqrt(v / c2) + 1e-6);
+          p.set(i, p.get(i) - 0.05 * update);
+        }
+      });
 }
 
 TEST(TrainSteps, AdamUnrolledMatchesHostDrivenSteps) {
@@ -745,46 +728,16 @@ TEST(TrainSteps, AdamWLoopMatchesHostDrivenSteps) {
 // SGD with momentum and L2 weight decay: torch.optim.SGD's update
 // (b = momentum * b + g + wd * w, the buffer starting at zero; w -= lr * b).
 void checkMomentumSteps(bool unroll) {
-  Session session;
-  auto module = session.parse(kLoss);
-  ASSERT_TRUE(succeeded(module));
-  ASSERT_TRUE(succeeded(session.runPipeline(
-      **module, std::string("dtensor-autodiff,dtensor-train-steps{steps=3 "
-                            "optimizer=sgd momentum=0.9 weight-decay=0.05 "
-                            "learning-rate=0.1 unroll=") +
-                    (unroll ? "1" : "0") + "}")));
-  Session::stripPlacements(**module);
-  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
-  auto exe = session.compile(**module);
-  ASSERT_TRUE(succeeded(exe));
-
-  std::mt19937 rng(11);
-  HostTensor x = randomTensor({4, 6}, rng), t = randomTensor({4, 3}, rng);
-  HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
-  auto trained = (*exe)->invoke("loss_train", {&x, &t, &w, &b});
-  ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
-  size_t losses = unroll ? 3 : 1;
-  ASSERT_EQ(trained->size(), losses + 2);
-
-  HostTensor seed(ElementType::F64, {});
-  seed.set(0, 1.0);
-  std::vector<double> bw(w.getNumElements()), bb(b.getNumElements());
-  auto sgd = [](HostTensor &p, const HostTensor &g, std::vector<double> &buf) {
-    for (int64_t i = 0; i < p.getNumElements(); ++i) {
-      buf[i] = 0.9 * buf[i] + g.get(i) + 0.05 * p.get(i);
-      p.set(i, p.get(i) - 0.1 * buf[i]);
-    }
-  };
-  for (int step = 1; step <= 3; ++step) {
-    auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &seed});
-    ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
-    sgd(w, (*joint)[1], bw);
-    sgd(b, (*joint)[2], bb);
-  }
-  for (int64_t i = 0; i < w.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[losses].get(i), w.get(i), 1e-12);
-  for (int64_t i = 0; i < b.getNumElements(); ++i)
-    EXPECT_NEAR((*trained)[losses + 1].get(i), b.get(i), 1e-12);
+  checkHostDrivenSteps(
+      "optimizer=sgd momentum=0.9 weight-decay=0.05 learning-rate=0.1",
+      unroll, 11, 1,
+      [](HostTensor &p, const HostTensor &g, std::vector<double> &buffer,
+         int) {
+        for (int64_t i = 0; i < p.getNumElements(); ++i) {
+          buffer[i] = 0.9 * buffer[i] + g.get(i) + 0.05 * p.get(i);
+          p.set(i, p.get(i) - 0.1 * buffer[i]);
+        }
+      });
 }
 
 TEST(TrainSteps, MomentumUnrolledMatchesHostDrivenSteps) {
