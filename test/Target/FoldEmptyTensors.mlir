@@ -126,3 +126,30 @@ func.func @not_empty(%x: tensor<3x5xf32>, %v: f32) -> (tensor<4x6xf32>, tensor<2
   %c = tensor.collapse_shape %x [[0, 1]] : tensor<3x5xf32> into tensor<15xf32>
   return %p, %s, %c : tensor<4x6xf32>, tensor<2x5xf32>, tensor<15xf32>
 }
+
+// -----
+
+// bf16 storage with f32 statistics: a row sum of an empty bf16 shard in
+// f32 (the sum's init passes through) and the pad of the empty shard.
+// CHECK-LABEL: func.func @bf16_empty_shard
+// CHECK-NOT: tensor.pad
+// CHECK: tensor.generate
+// CHECK: } : tensor<2x6xbf16>
+func.func @bf16_empty_shard(%x: tensor<0x5xbf16>, %v: bf16) -> (tensor<2x6xbf16>, tensor<0xf32>) {
+  %p = tensor.pad %x low[2, 0] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %v : bf16
+  } : tensor<0x5xbf16> to tensor<2x6xbf16>
+  %zf = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<0xf32>
+  %f = linalg.fill ins(%zf : f32) outs(%e : tensor<0xf32>) -> tensor<0xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<0x5xbf16>) outs(%f : tensor<0xf32>) {
+  ^bb0(%a: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %r = arith.addf %acc, %af : f32
+    linalg.yield %r : f32
+  } -> tensor<0xf32>
+  return %p, %s : tensor<2x6xbf16>, tensor<0xf32>
+}
