@@ -19,6 +19,10 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%dtensor_src_root", config.dtensor_src_root))
 config.substitutions.append(("%dtensor_obj_root", config.dtensor_obj_root))
 config.substitutions.append(("%dtensor_tools_dir", config.dtensor_tools_dir))
+# mlir-runner's support libraries (printMemrefF32), for tests that execute
+# upstream-lowered IR to compare a rewrite's numerics.
+config.substitutions.append(
+    ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 # mpirun (test/Runtime) reads its settings from the environment.

@@ -81,11 +81,13 @@ script's main with the CUDA calls stood in for: --simulate).
 import argparse
 import ctypes
 import datetime
+import faulthandler
 import inspect
 import json
 import math
 import os
 import sys
+import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -406,6 +408,16 @@ def state_bytes(opt):
                for t in s.values() if torch.is_tensor(t))
 
 
+T0 = time.monotonic()
+
+
+def stage(name, what):
+    """One line on stderr per stage of a case, with the seconds since the
+    start: where a run stops, the last line says in what."""
+    print(f"  [{time.monotonic() - T0:7.1f} s] {name}: {what}",
+          file=sys.stderr, flush=True)
+
+
 def run_case(name, entry, build, art, runtime, ctx, a):
     """Times one case; returns its row (also printed)."""
     case = Case(name, entry, DEVICE)
@@ -419,6 +431,7 @@ def run_case(name, entry, build, art, runtime, ctx, a):
     graph = None
     # PyTorch first: the references.
     base = None
+    stage(name, "PyTorch reference")
     if case.kind == "grad":
         ref = case.reference_grad()
     else:
@@ -431,6 +444,7 @@ def run_case(name, entry, build, art, runtime, ctx, a):
             row["status"] = "harness error: " + "; ".join(problems)
             art = None
     if art is not None:
+        stage(name, "ours: first call")
         call = art.prepare(case.ours_inputs(), case.result_shapes())
         call()
         torch.cuda.synchronize()
@@ -455,6 +469,7 @@ def run_case(name, entry, build, art, runtime, ctx, a):
         row["ours_peak_mib"] = runtime.dtensor_rt_cuda_peak_bytes(ctx, 1) / 2**20
         variants["ours"] = (call, call.free)
         if not a.no_graph:
+            stage(name, "ours: CUDA graph")
             graph, row["graph_nodes"], text = capture_graph(runtime, ctx, call)
             graph_descs = [type(d).from_buffer_copy(d) for d in call.outputs()]
             launch = lambda: runtime.dtensor_rt_graph_launch(ctx, graph)
@@ -471,6 +486,7 @@ def run_case(name, entry, build, art, runtime, ctx, a):
             if entry.get("status") != "ok" else "artifact missing"))
         row["errors"] = {k: {} for k in ref}
     # PyTorch: eager and compiled.
+    stage(name, "eager")
     errs_of = row["errors"]
     if case.kind == "grad":
         eager = case.grad_step(case.fn)
@@ -492,6 +508,7 @@ def run_case(name, entry, build, art, runtime, ctx, a):
             extra_bytes=state_bytes(eager_opt))
         variants["eager"] = (eager, None)
     if not a.no_compile:
+        stage(name, "torch.compile")
         cfn = torch.compile(case.fn, dynamic=False)
         if case.kind == "grad":
             compiled = case.grad_step(cfn)
@@ -516,6 +533,7 @@ def run_case(name, entry, build, art, runtime, ctx, a):
         variants["sdpa_fwd_bwd"] = (sdpa[1], None)
     del ref
     # Timing, in turns.
+    stage(name, "timing " + ", ".join(variants))
     times, rounds = gpu_rank.interleaved_ms(variants, a.rounds, a.iters)
     if graph is not None:
         runtime.dtensor_rt_graph_destroy(ctx, graph)
@@ -664,12 +682,17 @@ def main():
     ap.add_argument("--skip-missing", action="store_true",
                     help="skip cases build.sh could not build (default: "
                          "time PyTorch on them)")
+    ap.add_argument("--watchdog", type=float, default=0,
+                    help="every this many seconds, print every thread's "
+                         "Python stack to stderr (find where a run hangs)")
     ap.add_argument("--json", default="")
     ap.add_argument("--trace", default="",
                     help="profile 3 calls of ours and of torch.compile per "
                          "case: Chrome traces in this folder, kernel times "
                          "on stdout")
     a = ap.parse_args()
+    if a.watchdog > 0:
+        faulthandler.dump_traceback_later(a.watchdog, repeat=True)
     build = load_build(a.dir)
     cases = select(build, a)
     if not cases:

@@ -76,4 +76,34 @@ def FoldEmptyTensorsPass : Pass<"dtensor-fold-empty-tensors"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def HoistBroadcastDimsPass : Pass<"dtensor-hoist-broadcast-dims"> {
+  let summary = "computes a reduction once where its result does not depend "
+                "on a loop dim, then broadcasts it";
+  let description = [{
+    A `linalg.generic` on tensors with a reduction loop and a parallel loop
+    dim `d` that no input's indexing map reads computes the same values for
+    every index of `d`: the reduction is repeated `size(d)` times. Such ops
+    arise when upstream elementwise fusion folds a constant operand (a
+    `linalg.fill`) into a contraction: the backward of `sum(x @ w)` seeds
+    with ones, and `ones @ w^T` becomes a generic reading only `w`, which
+    no longer maps to a matmul library call and reduces `w` once per row.
+    The pass rewrites such an op into
+
+    1. the same generic without the dims `d` (its body, its inputs, its
+       other loops; every output's map without the results `d`), into a
+       smaller `tensor.empty`, or a smaller `linalg.fill` of the same value
+       where the body reads the output's initial value;
+    2. a `linalg.broadcast` of each result back to the op's result type.
+
+    A dim qualifies only if (a) it is parallel, (b) no input map is a
+    function of it, (c) it is a plain result of every output map, (d) the
+    body has no `linalg.index`, and (e) every output's initial value is not
+    read by the body or is a `linalg.fill` (the same along every dim).
+    Other ops are left alone. The CUDA lowering runs it after
+    `dtensor-cuda-fuse-elementwise`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // DTENSOR_TARGET_PASSES_TD

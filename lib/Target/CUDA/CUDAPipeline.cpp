@@ -17,6 +17,7 @@
 #include "dtensor/Target/Target.h"
 
 #include "dtensor/Target/CUDA/Passes.h"
+#include "dtensor/Target/Passes.h"
 #include "dtensor/Conversion/DTensorToRuntime/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -90,6 +91,9 @@ void mlir::dtensor::buildCUDALoweringPipeline(
   pm.addNestedPass<func::FuncOp>(createCUDAFuseMatmulEpiloguePass());
   //    No CSE after it: it would merge the fills again.
   pm.addNestedPass<func::FuncOp>(createCUDAFuseElementwisePass());
+  //    Fusion folds constant operands into contractions (a backward seeded
+  //    with ones): reduce once where the result repeats along a dim.
+  pm.addNestedPass<func::FuncOp>(createHoistBroadcastDimsPass());
   pm.addPass(createCanonicalizerPass());
 
   // 3. Buffers (as on the CPU target), collectives in place where they may.
