@@ -691,6 +691,7 @@ def main():
                          "case: Chrome traces in this folder, kernel times "
                          "on stdout")
     a = ap.parse_args()
+    faulthandler.enable()  # a crash prints the Python stack it happened in
     if a.watchdog > 0:
         faulthandler.dump_traceback_later(a.watchdog, repeat=True)
     build = load_build(a.dir)

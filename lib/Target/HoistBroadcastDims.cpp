@@ -16,6 +16,7 @@
 
 #include "dtensor/Target/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -90,6 +91,28 @@ static SmallVector<OpFoldResult> sizesWithout(OpBuilder &builder, Location loc,
   return kept;
 }
 
+/// The `arith.addf` that output `index` of `op` accumulates with, where
+/// the body yields `out + x` (either order) and reads `out` nowhere else.
+static arith::AddFOp getAccumulatingAdd(linalg::GenericOp op, unsigned index) {
+  Block *body = op.getBody();
+  BlockArgument out = body->getArgument(op.getNumDpsInputs() + index);
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(index).getDefiningOp<arith::AddFOp>();
+  if (!add || !out.hasOneUse() || !add->hasOneUse() ||
+      (add.getLhs() != out && add.getRhs() != out))
+    return nullptr;
+  return add;
+}
+
+/// Whether output `index` of `op` is a sum in a float narrower than f32:
+/// what a contraction of bf16 or f16 data becomes, which the reduction
+/// accumulates in f32 (as the matmul library would have) and rounds once.
+static bool isNarrowSum(linalg::GenericOp op, unsigned index) {
+  auto type = dyn_cast<FloatType>(
+      getElementTypeOrSelf(op.getDpsInits()[index].getType()));
+  return type && type.getWidth() < 32 && getAccumulatingAdd(op, index);
+}
+
 /// generic(reduce over k, d unread) -> broadcast(generic without d).
 struct HoistBroadcastDims : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -101,32 +124,39 @@ struct HoistBroadcastDims : OpRewritePattern<linalg::GenericOp> {
       return rewriter.notifyMatchFailure(op, "no loop dim to hoist");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
+    Type f32 = rewriter.getF32Type();
 
     SmallVector<AffineMap> maps;
     for (OpOperand *input : op.getDpsInputOperands())
       maps.push_back(compressDims(op.getMatchingIndexingMap(input), dims));
-    // Per output: which of its result positions are hoisted dims.
+    // Per output: which of its result positions are hoisted dims, and
+    // whether its sum is widened to f32.
     SmallVector<llvm::SmallBitVector> droppedResults;
+    SmallVector<bool> widened;
     SmallVector<Value> inits;
     SmallVector<Type> types;
-    for (OpOperand &init : op.getDpsInitsMutable()) {
+    for (auto [index, init] : llvm::enumerate(op.getDpsInitsMutable())) {
       AffineMap map = op.getMatchingIndexingMap(&init);
       llvm::SmallBitVector dropped(map.getNumResults());
       for (int d : dims.set_bits())
         dropped.set(*map.getResultPosition(getAffineDimExpr(d, ctx)));
       maps.push_back(compressDims(map.dropResults(dropped), dims));
-      auto type = cast<RankedTensorType>(init.get().getType());
-      Value empty = tensor::EmptyOp::create(
+      bool widen = isNarrowSum(op, index);
+      Type element = widen ? f32 : getElementTypeOrSelf(init.get().getType());
+      Value smaller = tensor::EmptyOp::create(
           rewriter, loc, sizesWithout(rewriter, loc, init.get(), dropped),
-          type.getElementType());
-      Value smaller = empty;
-      if (auto fill = init.get().getDefiningOp<linalg::FillOp>())
-        smaller = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0],
-                                         empty)
-                      .getResult(0);
+          element);
+      if (auto fill = init.get().getDefiningOp<linalg::FillOp>()) {
+        Value value = fill.getInputs()[0];
+        if (widen)
+          value = arith::ExtFOp::create(rewriter, loc, f32, value);
+        smaller =
+            linalg::FillOp::create(rewriter, loc, value, smaller).getResult(0);
+      }
       inits.push_back(smaller);
       types.push_back(smaller.getType());
       droppedResults.push_back(std::move(dropped));
+      widened.push_back(widen);
     }
     SmallVector<utils::IteratorType> iterators;
     for (auto [d, kind] : llvm::enumerate(op.getIteratorTypesArray()))
@@ -139,19 +169,59 @@ struct HoistBroadcastDims : OpRewritePattern<linalg::GenericOp> {
     rewriter.cloneRegionBefore(op.getRegion(), reduced.getRegion(),
                                reduced.getRegion().begin());
     reduced->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    // Widened sums: out (now f32) + extf(x), yielded in f32.
+    for (auto [index, widen] : llvm::enumerate(widened)) {
+      if (!widen)
+        continue;
+      arith::AddFOp add = getAccumulatingAdd(reduced, index);
+      BlockArgument out =
+          reduced.getBody()->getArgument(reduced.getNumDpsInputs() + index);
+      Value x = add.getLhs() == out ? add.getRhs() : add.getLhs();
+      rewriter.modifyOpInPlace(reduced, [&] { out.setType(f32); });
+      rewriter.setInsertionPoint(add);
+      Value wide = arith::ExtFOp::create(rewriter, add.getLoc(), f32, x);
+      Value sum = arith::AddFOp::create(rewriter, add.getLoc(), out, wide,
+                                        add.getFastmathAttr());
+      rewriter.replaceOp(add, sum);
+    }
+    rewriter.setInsertionPointAfter(reduced);
 
     SmallVector<Value> results;
     for (auto [i, init] : llvm::enumerate(op.getDpsInits())) {
+      auto type = cast<RankedTensorType>(init.getType());
       Value full = tensor::EmptyOp::create(
-          rewriter, loc, getSizes(rewriter, loc, init),
-          cast<RankedTensorType>(init.getType()).getElementType());
-      SmallVector<int64_t> broadcastDims;
-      for (int pos : droppedResults[i].set_bits())
-        broadcastDims.push_back(pos);
-      results.push_back(linalg::BroadcastOp::create(rewriter, loc,
-                                                    reduced.getResult(i), full,
-                                                    broadcastDims)
-                            ->getResult(0));
+          rewriter, loc, getSizes(rewriter, loc, init), type.getElementType());
+      Value value = reduced.getResult(i);
+      if (!widened[i]) {
+        SmallVector<int64_t> broadcastDims;
+        for (int pos : droppedResults[i].set_bits())
+          broadcastDims.push_back(pos);
+        results.push_back(
+            linalg::BroadcastOp::create(rewriter, loc, value, full,
+                                        broadcastDims)
+                ->getResult(0));
+        continue;
+      }
+      // Broadcast and round the f32 sum to the result's type in one op.
+      unsigned rank = type.getRank();
+      SmallVector<AffineExpr> kept;
+      for (unsigned d = 0; d < rank; ++d)
+        if (!droppedResults[i].test(d))
+          kept.push_back(getAffineDimExpr(d, ctx));
+      SmallVector<AffineMap> broadcastMaps = {
+          AffineMap::get(rank, 0, kept, ctx),
+          AffineMap::getMultiDimIdentityMap(rank, ctx)};
+      SmallVector<utils::IteratorType> parallel(rank,
+                                                utils::IteratorType::parallel);
+      auto round = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{type}, ValueRange{value}, ValueRange{full},
+          broadcastMaps, parallel,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value narrow =
+                arith::TruncFOp::create(b, l, type.getElementType(), args[0]);
+            linalg::YieldOp::create(b, l, narrow);
+          });
+      results.push_back(round.getResult(0));
     }
     rewriter.replaceOp(op, results);
     return success();

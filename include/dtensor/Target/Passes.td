@@ -95,6 +95,12 @@ def HoistBroadcastDimsPass : Pass<"dtensor-hoist-broadcast-dims"> {
        where the body reads the output's initial value;
     2. a `linalg.broadcast` of each result back to the op's result type.
 
+    An output in a float narrower than f32 (bf16, f16) that the body
+    accumulates as `out + x` is summed in f32 instead and rounded once, in
+    a `linalg.generic` that broadcasts and truncates: the op was a
+    contraction, which the matmul library accumulates in f32, and a sum of
+    thousands of bf16 terms in bf16 loses most of its bits.
+
     A dim qualifies only if (a) it is parallel, (b) no input map is a
     function of it, (c) it is a plain result of every output map, (d) the
     body has no `linalg.index`, and (e) every output's initial value is not
