@@ -1,7 +1,7 @@
 //===- CUDAMapToGPU.cpp - linalg on device buffers to mapped loops --------===//
 //
 // Each linalg op left after the matmul rewrite is one kernel: its loop nest
-// becomes one flat parallel loop, tiled by the block size and mapped to a
+// (parallel loops first) becomes one flat parallel loop, tiled by the block size and mapped to a
 // 1-D grid of blocks x threads. Flattening first keeps every block full
 // whatever the shape (mapping a 2-D nest directly gives a block per row and
 // idle threads when rows are short); one thread per element or per output
@@ -85,6 +85,33 @@ struct CUDAMapToGPUPass
       return signalPassFailure();
     }
     IRRewriter rewriter(func.getContext());
+
+    // Parallel loops first: a generic that iterates a reduction dim outside
+    // a parallel one would otherwise become a host loop launching one kernel
+    // per reduction index (a column sum: thousands of launches); with the
+    // reduction innermost it is one kernel, and a warp reduction where a
+    // warp can compute it. Each output element still sums in the same
+    // order.
+    SmallVector<linalg::GenericOp> generics;
+    func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics) {
+      SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+      SmallVector<unsigned> order;
+      for (auto [d, kind] : llvm::enumerate(iterators))
+        if (kind == utils::IteratorType::parallel)
+          order.push_back(d);
+      for (auto [d, kind] : llvm::enumerate(iterators))
+        if (kind != utils::IteratorType::parallel)
+          order.push_back(d);
+      if (llvm::equal(order, llvm::seq<unsigned>(0, iterators.size())))
+        continue;
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::interchangeGenericOp(rewriter, op, order))) {
+        op->emitOpError("cannot move this op's parallel loops outside its "
+                        "reduction loops for the CUDA target");
+        return signalPassFailure();
+      }
+    }
 
     // 0. The fill of a warp reduction's output right before it (the
     //    reduction's start value, an RMSNorm's or softmax's zero) is folded

@@ -352,16 +352,16 @@ func.func @block_size(%y: memref<1000xbf16>) {
 
 // A reduction over a middle dim ([parallel, reduction, parallel]; the
 // backward of a contraction whose other operand folded to ones, as in the
-// FSDP + TP training step): the trailing parallel dim under the reduction
-// loop runs as an scf.for in the thread, so the whole nest becomes one
-// kernel (a nested scf.parallel under the scf.for was left on the host by
-// the conversion).
+// FSDP + TP training step): the parallel loops move outside the reduction
+// loop, so the whole nest is one kernel with one thread per output element
+// and the reduction an scf.for in the thread (a nested scf.parallel under
+// the scf.for was left on the host by the conversion).
 // CHECK-LABEL: func.func @middle_reduction(
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK-NOT:         scf.parallel
-// CHECK:             scf.for
-// CHECK-NEXT:          scf.for
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c16
+// CHECK-NOT:           scf.for
 // CHECK:                 arith.addf
 // CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
@@ -369,8 +369,8 @@ func.func @block_size(%y: memref<1000xbf16>) {
 // LAUNCH-NOT:    scf.parallel
 // LAUNCH:        gpu.launch
 // LAUNCH:          scf.for
-// LAUNCH:            scf.for
-// LAUNCH:              memref.load
+// LAUNCH-NOT:      scf.for
+// LAUNCH:            memref.load
 // LAUNCH-NOT:    scf.parallel
 // LAUNCH:        return
 func.func @middle_reduction(%w: memref<32x16xf32>, %g: memref<8x32xf32>) {
@@ -381,6 +381,35 @@ func.func @middle_reduction(%w: memref<32x16xf32>, %g: memref<8x32xf32>) {
       ins(%w : memref<32x16xf32>) outs(%g : memref<8x32xf32>) {
   ^bb0(%in: f32, %out: f32):
     %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A column sum ([reduction, parallel]: the weight gradient of a
+// contraction with ones, after dtensor-hoist-broadcast-dims): one kernel
+// with a thread per column, not a host loop launching one kernel per row.
+// CHECK-LABEL: func.func @outer_reduction(
+// CHECK-NOT:     scf.for
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c64
+// CHECK:               memref.load %{{.*}} : memref<64x48xbf16>
+// LAUNCH-LABEL: func.func @outer_reduction(
+// LAUNCH-NOT:    scf.for
+// LAUNCH:        gpu.launch
+// LAUNCH:          scf.for
+// LAUNCH:        return
+func.func @outer_reduction(%h: memref<64x48xbf16>, %g: memref<48xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(k, j) -> (k, j)>, affine_map<(k, j) -> (j)>],
+      iterator_types = ["reduction", "parallel"]}
+      ins(%h : memref<64x48xbf16>) outs(%g : memref<48xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %x = arith.extf %in : bf16 to f32
+    %s = arith.addf %out, %x : f32
     linalg.yield %s : f32
   }
   return
