@@ -28,20 +28,26 @@ using namespace mlir::dtensor;
 using mlir::dtensor::autodiff::convertFloat;
 
 /// An elementwise generic over same-shaped tensors `inputs` whose body
-/// `body(builder, loc, scalars)` returns the result element, of type
-/// `element`.
+/// `body(builder, loc, elements)` returns the result element, of type
+/// `element`; `scalars` (rank-0 tensors, read at every element) follow
+/// `inputs` in the body's arguments.
 static Value createElementwise(
     OpBuilder &b, Location loc, Type element, ValueRange inputs,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+    ValueRange scalars = {}) {
   auto type = cast<RankedTensorType>(inputs.front().getType());
   int64_t rank = type.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
-  SmallVector<AffineMap> maps(inputs.size() + 1, id);
+  SmallVector<AffineMap> maps(inputs.size(), id);
+  maps.append(scalars.size(), AffineMap::get(rank, 0, b.getContext()));
+  maps.push_back(id);
+  SmallVector<Value> operands(inputs);
+  llvm::append_range(operands, scalars);
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{type.clone(element)}, inputs,
+             b, loc, TypeRange{type.clone(element)}, operands,
              ValueRange{empty}, maps, iterators,
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                linalg::YieldOp::create(nb, nloc,
@@ -56,10 +62,16 @@ namespace {
 enum class Optimizer { Sgd, Adam, AdamW };
 
 /// An optimizer's state of one argument, in the state type: the momentum
-/// buffer (SGD with momentum) or the two moments (Adam, AdamW).
+/// buffer (SGD with momentum) or the two moments (Adam, AdamW), and the
+/// f32 master copy of a narrower weight (master-weights=f32).
 struct OptimizerState {
   SmallVector<Value, 2> slots;
+  Value master;
 };
+
+/// torch.optim's names of the state slots, for dtensor.optimizer_state.
+static constexpr StringLiteral kAdamSlotNames[] = {"exp_avg", "exp_avg_sq"};
+static constexpr StringLiteral kMomentumSlotName = "momentum_buffer";
 
 struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
   using Base::Base;
@@ -134,6 +146,63 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
       resultAttrs.push_back(jointResultAttrs[r]);
     }
 
+    Optimizer rule = getOptimizer();
+    bool adam = rule != Optimizer::Sgd;
+    // Slots of state per argument: Adam's two moments, SGD's momentum
+    // buffer where momentum is used.
+    unsigned numSlots = adam ? 2 : (momentum != 0.0 ? 1 : 0);
+    bool stateArgs = state == "arguments";
+    // The state and the update's arithmetic are at least f32 (bf16 and
+    // f16 weights keep f32 moments, as mixed-precision training does); the
+    // weight is stored in its own type.
+    auto getStateType = [&](Type type) -> Type {
+      Type element = cast<RankedTensorType>(type).getElementType();
+      return cast<FloatType>(element).getWidth() < 32
+                 ? Type(Float32Type::get(ctx))
+                 : element;
+    };
+    auto keepsMaster = [&](unsigned arg) {
+      return masterWeights == "f32" &&
+             getStateType(type.getInput(arg)) !=
+                 cast<RankedTensorType>(type.getInput(arg)).getElementType();
+    };
+    // With state=arguments: per update, its master and slots, then the
+    // step count, as arguments and (after the updated arguments) results.
+    auto stateAttrs = [&](unsigned r, std::string what) {
+      NamedAttrList attrs;
+      attrs.set(kOptimizerStateAttrName, StringAttr::get(ctx, what));
+      if (auto layout =
+              joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName))
+        attrs.set(kLayoutAttrName, layout);
+      return attrs.getDictionary(ctx);
+    };
+    auto stepType = RankedTensorType::get({}, Float32Type::get(ctx));
+    if (stateArgs) {
+      SmallVector<std::pair<Type, DictionaryAttr>> stateSlots;
+      for (auto [r, arg] : updates) {
+        auto argType = cast<RankedTensorType>(type.getInput(arg));
+        Type stateType = argType.clone(getStateType(argType));
+        std::string of = ":" + std::to_string(arg);
+        if (keepsMaster(arg))
+          stateSlots.emplace_back(stateType, stateAttrs(r, "master" + of));
+        for (unsigned slot = 0; slot < numSlots; ++slot)
+          stateSlots.emplace_back(
+              stateType,
+              stateAttrs(r, (adam ? kAdamSlotNames[slot] : kMomentumSlotName)
+                                    .str() +
+                                of));
+      }
+      NamedAttrList stepAttrs;
+      stepAttrs.set(kOptimizerStateAttrName, StringAttr::get(ctx, "step"));
+      stateSlots.emplace_back(stepType, stepAttrs.getDictionary(ctx));
+      for (auto [slotType, attrs] : stateSlots) {
+        argTypes.push_back(slotType);
+        argAttrs.push_back(attrs);
+        resultTypes.push_back(slotType);
+        resultAttrs.push_back(attrs);
+      }
+    }
+
     OpBuilder b(ctx);
     b.setInsertionPointAfter(joint);
     auto trainFunc = func::FuncOp::create(
@@ -155,13 +224,8 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
     Block *entry = trainFunc.addEntryBlock();
     b.setInsertionPointToStart(entry);
 
-    SmallVector<Value> current(entry->getArguments());
-    Optimizer rule = getOptimizer();
-    bool adam = rule != Optimizer::Sgd;
+    SmallVector<Value> current(entry->getArguments().take_front(numArgs));
     double decay = getWeightDecay();
-    // Slots of state per argument: Adam's two moments, SGD's momentum
-    // buffer where momentum is used.
-    unsigned numSlots = adam ? 2 : (momentum != 0.0 ? 1 : 0);
     DenseMap<unsigned, OptimizerState> states;
     auto requestLayout = [&](Value value, unsigned r) {
       auto layout = joint.getResultAttrOfType<LayoutAttr>(r, kLayoutAttrName);
@@ -178,21 +242,32 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
           arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
       return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
     };
-    // The state and the update's arithmetic are at least f32 (bf16 and
-    // f16 weights keep f32 moments, as mixed-precision training does); the
-    // weight is stored in its own type.
-    auto getStateType = [&](Type type) -> Type {
-      Type element = cast<RankedTensorType>(type).getElementType();
-      return cast<FloatType>(element).getWidth() < 32 ? b.getF32Type()
-                                                       : element;
-    };
-    // States start at zero, laid out as their arguments.
-    for (auto [r, arg] : updates)
+    // The state: the caller's (state=arguments), or fresh: zero slots and
+    // masters copied from the weights; laid out as their arguments.
+    Value stepIn;
+    unsigned nextStateArg = numArgs;
+    for (auto [r, arg] : updates) {
+      OptimizerState &slots = states[arg];
+      Type stateType = getStateType(type.getInput(arg));
+      if (keepsMaster(arg))
+        slots.master =
+            stateArgs
+                ? entry->getArgument(nextStateArg++)
+                : requestLayout(
+                      createElementwise(
+                          b, loc, stateType, ValueRange{current[arg]},
+                          [&](OpBuilder &nb, Location nloc, ValueRange x) {
+                            return convertFloat(nb, nloc, x[0], stateType);
+                          }),
+                      r);
       for (unsigned slot = 0; slot < numSlots; ++slot)
-        states[arg].slots.push_back(requestLayout(
-            zerosLike(type.getInput(arg),
-                      getStateType(type.getInput(arg))),
-            r));
+        slots.slots.push_back(
+            stateArgs ? Value(entry->getArgument(nextStateArg++))
+                      : requestLayout(
+                            zerosLike(type.getInput(arg), stateType), r));
+    }
+    if (stateArgs)
+      stepIn = entry->getArgument(nextStateArg++);
     Block &jointBody = joint.getBody().front();
     SmallVector<Value> results;
 
@@ -240,9 +315,30 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         // reads it takes `gradInputs` last: the weight only where L2 decay
         // needs it, then the gradient.
         bool l2 = decay != 0.0 && rule != Optimizer::AdamW;
+        OptimizerState &state = states[arg];
+        // The weight the update reads and writes: the f32 master where one
+        // is kept (then the stored weight is the master rounded), else the
+        // weight itself, updated in the state type and stored in its own.
+        Value weight = state.master ? state.master : current[arg];
+        Type storedType = state.master ? stateType : element;
+        auto store = [&, r = r, arg = arg](Value updated) {
+          updated = requestLayout(updated, r);
+          if (!states[arg].master) {
+            current[arg] = updated;
+            return;
+          }
+          states[arg].master = updated;
+          current[arg] = requestLayout(
+              createElementwise(
+                  b, loc, element, ValueRange{updated},
+                  [&](OpBuilder &nb, Location nloc, ValueRange x) {
+                    return convertFloat(nb, nloc, x[0], element);
+                  }),
+              r);
+        };
         SmallVector<Value> gradInputs;
         if (l2)
-          gradInputs.push_back(current[arg]);
+          gradInputs.push_back(weight);
         gradInputs.push_back(grad);
         auto decayedGrad = [&](OpBuilder &nb, Location nloc,
                                ValueRange x) -> Value {
@@ -255,7 +351,6 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
               arith::MulFOp::create(nb, nloc, constant(nb, nloc, decay),
                                     wide));
         };
-        OptimizerState &state = states[arg];
         if (!adam) {
           // torch.optim.SGD: b = momentum * b + g (b = g at the first
           // step: b starts at zero), w -= lr * b; without momentum
@@ -278,38 +373,44 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
                 r);
             direction = state.slots[0];
           }
-          SmallVector<Value> inputs{current[arg]};
+          SmallVector<Value> inputs{weight};
           if (direction)
             inputs.push_back(direction);
           else
             inputs.push_back(grad);
-          current[arg] = requestLayout(
-              createElementwise(
-                  b, loc, element, inputs,
-                  [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
-                    Value d = direction ? x[1]
-                                        : decayedGrad(nb, nloc, x.take_front(2));
-                    Value w = convertFloat(nb, nloc, x[0], stateType);
-                    Value stepped = arith::SubFOp::create(
-                        nb, nloc, w,
-                        arith::MulFOp::create(
-                            nb, nloc, constant(nb, nloc, learningRate), d));
-                    return convertFloat(nb, nloc, stepped, element);
-                  }),
-              r);
+          store(createElementwise(
+              b, loc, storedType, inputs,
+              [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+                Value d = direction ? x[1]
+                                    : decayedGrad(nb, nloc, x.take_front(2));
+                Value w = convertFloat(nb, nloc, x[0], stateType);
+                Value stepped = arith::SubFOp::create(
+                    nb, nloc, w,
+                    arith::MulFOp::create(
+                        nb, nloc, constant(nb, nloc, learningRate), d));
+                return convertFloat(nb, nloc, stepped, storedType);
+              }));
           continue;
         }
         // torch.optim.Adam / AdamW: m = b1 m + (1 - b1) g,
         // v = b2 v + (1 - b2) g^2, w -= lr * (m / (1 - b1^t)) /
         // (sqrt(v / (1 - b2^t)) + eps); AdamW first w *= 1 - lr * wd.
         // 1 - beta^t, in the body of a generic.
-        auto correction = [&](OpBuilder &nb, Location nloc,
-                              double beta) -> Value {
-          if (constantStep)
+        // `taken` (stepIn's element) is the number of steps before the
+        // call, where the caller holds the state.
+        auto correction = [&](OpBuilder &nb, Location nloc, double beta,
+                              Value taken) -> Value {
+          if (constantStep && !taken)
             return constant(nb, nloc,
                             1.0 - std::pow(beta, static_cast<double>(
                                                      *constantStep)));
-          Value t = convertFloat(nb, nloc, stepNumber, stateType);
+          Value t = constantStep
+                        ? constant(nb, nloc,
+                                   static_cast<double>(*constantStep))
+                        : convertFloat(nb, nloc, stepNumber, stateType);
+          if (taken)
+            t = arith::AddFOp::create(
+                nb, nloc, t, convertFloat(nb, nloc, taken, stateType));
           Value power = math::PowFOp::create(nb, nloc,
                                              constant(nb, nloc, beta), t);
           return arith::SubFOp::create(nb, nloc, constant(nb, nloc, 1.0),
@@ -338,20 +439,23 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         };
         state.slots[0] = moment(state.slots[0], beta1, /*square=*/false);
         state.slots[1] = moment(state.slots[1], beta2, /*square=*/true);
-        current[arg] = requestLayout(
-            createElementwise(
-                b, loc, element,
-                ValueRange{current[arg], state.slots[0], state.slots[1]},
+        SmallVector<Value> scalars;
+        if (stepIn)
+          scalars.push_back(stepIn);
+        store(createElementwise(
+                b, loc, storedType,
+                ValueRange{weight, state.slots[0], state.slots[1]},
                 [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+                  Value taken = stepIn ? x[3] : Value();
                   Value w = convertFloat(nb, nloc, x[0], stateType);
                   if (rule == Optimizer::AdamW && decay != 0.0)
                     w = arith::MulFOp::create(
                         nb, nloc, w,
                         constant(nb, nloc, 1.0 - learningRate * decay));
                   Value mHat = arith::DivFOp::create(
-                      nb, nloc, x[1], correction(nb, nloc, beta1));
+                      nb, nloc, x[1], correction(nb, nloc, beta1, taken));
                   Value vHat = arith::DivFOp::create(
-                      nb, nloc, x[2], correction(nb, nloc, beta2));
+                      nb, nloc, x[2], correction(nb, nloc, beta2, taken));
                   Value denom = arith::AddFOp::create(
                       nb, nloc, math::SqrtOp::create(nb, nloc, vHat),
                       constant(nb, nloc, epsilon));
@@ -359,9 +463,9 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
                       nb, nloc, constant(nb, nloc, learningRate),
                       arith::DivFOp::create(nb, nloc, mHat, denom));
                   Value stepped = arith::SubFOp::create(nb, nloc, w, stepSize);
-                  return convertFloat(nb, nloc, stepped, element);
-                }),
-            r);
+                  return convertFloat(nb, nloc, stepped, storedType);
+                },
+                scalars));
       }
       return forward;
     };
@@ -380,17 +484,23 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         SmallVector<Value> values;
         for (auto [r, arg] : updates)
           values.push_back(current[arg]);
-        for (auto [r, arg] : updates)
+        for (auto [r, arg] : updates) {
+          if (states[arg].master)
+            values.push_back(states[arg].master);
           llvm::append_range(values, states[arg].slots);
+        }
         return values;
       };
       auto setCarried = [&](ValueRange values) {
         unsigned i = 0;
         for (auto [r, arg] : updates)
           current[arg] = values[i++];
-        for (auto [r, arg] : updates)
+        for (auto [r, arg] : updates) {
+          if (states[arg].master)
+            states[arg].master = values[i++];
           for (Value &slot : states[arg].slots)
             slot = values[i++];
+        }
       };
       SmallVector<Value> inits = carried();
       for (unsigned r = 0; r < numForward; ++r)
@@ -429,6 +539,23 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
     }
     for (auto [r, arg] : updates)
       results.push_back(current[arg]);
+    if (stateArgs) {
+      for (auto [r, arg] : updates) {
+        if (states[arg].master)
+          results.push_back(states[arg].master);
+        llvm::append_range(results, states[arg].slots);
+      }
+      // The steps taken after the call's.
+      results.push_back(createElementwise(
+          b, loc, stepType.getElementType(), ValueRange{stepIn},
+          [&](OpBuilder &nb, Location nloc, ValueRange x) -> Value {
+            return arith::AddFOp::create(
+                nb, nloc, x[0],
+                arith::ConstantOp::create(
+                    nb, nloc,
+                    nb.getF32FloatAttr(static_cast<float>(steps))));
+          }));
+    }
     func::ReturnOp::create(b, loc, results);
     return success();
   }
@@ -466,6 +593,16 @@ struct TrainStepsPass : dtensor::impl::TrainStepsPassBase<TrainStepsPass> {
         !(weightDecay >= 0.0 || weightDecay == -1.0)) {
       module.emitError("train steps: momentum and weight-decay must be "
                        ">= 0");
+      return signalPassFailure();
+    }
+    if (state != "fresh" && state != "arguments") {
+      module.emitError("train steps: unknown state '")
+          << state << "' (expected fresh or arguments)";
+      return signalPassFailure();
+    }
+    if (masterWeights != "none" && masterWeights != "f32") {
+      module.emitError("train steps: unknown master-weights '")
+          << masterWeights << "' (expected none or f32)";
       return signalPassFailure();
     }
     if (steps < 1) {

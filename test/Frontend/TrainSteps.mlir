@@ -31,6 +31,12 @@
 // RUN: dtensor-opt %t/step-bf16.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 momentum=0.9 weight-decay=0.01 learning-rate=0.5' --verify-each | FileCheck %t/step.mlir --check-prefix=MOMENTUM
 // RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='optimizer=adam momentum=0.9' 2>&1 | FileCheck %t/step.mlir --check-prefix=ADAM-MOMENTUM
 // RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='weight-decay=-0.5' 2>&1 | FileCheck %t/step.mlir --check-prefix=NEGATIVE
+// State held by the caller, f32 master weights of bf16 weights:
+// RUN: dtensor-opt %t/step-bf16.mlir --dtensor-autodiff --dtensor-train-steps='steps=2 optimizer=adamw state=arguments master-weights=f32' --verify-each | FileCheck %t/step.mlir --check-prefix=STATE
+// RUN: dtensor-opt %t/step-bf16.mlir --dtensor-autodiff --dtensor-train-steps='steps=3 master-weights=f32 unroll=1' --verify-each | FileCheck %t/step.mlir --check-prefix=MASTER-FRESH
+// RUN: dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='state=arguments master-weights=f32' --verify-each | FileCheck %t/step.mlir --check-prefix=STATE-F32
+// RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='state=kept' 2>&1 | FileCheck %t/step.mlir --check-prefix=BAD-STATE
+// RUN: not dtensor-opt %t/step.mlir --dtensor-autodiff --dtensor-train-steps='master-weights=fp8' 2>&1 | FileCheck %t/step.mlir --check-prefix=BAD-MASTER
 // RUN: dtensor-opt %t/errors.mlir --split-input-file --dtensor-train-steps --verify-diagnostics
 
 //--- step.mlir
@@ -137,6 +143,50 @@
 // MOMENTUM: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xbf16>, tensor<8x2xf32>) outs(%{{.*}} : tensor<8x2xbf16>)
 
 // ADAM-MOMENTUM: error: train steps: momentum is an option of sgd (Adam's is beta1)
+
+// state=arguments: after the forward's arguments, the master copy and the
+// moments of w (f32, in w's layout), then the steps taken; returned after
+// the weight in the same order. The update reads the master, the moments
+// and the steps taken (rank 0), writes the master in f32; the weight is
+// the master rounded.
+// STATE-LABEL: func.func @step_train(
+// STATE-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xbf16>, %[[W:[a-z0-9]+]]: tensor<8x2xbf16> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.param = "w"},
+// STATE-SAME: %[[MASTER:[a-z0-9]+]]: tensor<8x2xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.optimizer_state = "master:1"},
+// STATE-SAME: %[[M:[a-z0-9]+]]: tensor<8x2xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.optimizer_state = "exp_avg:1"},
+// STATE-SAME: %[[V:[a-z0-9]+]]: tensor<8x2xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.optimizer_state = "exp_avg_sq:1"},
+// STATE-SAME: %[[STEP:[a-z0-9]+]]: tensor<f32> {dtensor.optimizer_state = "step"})
+// STATE-SAME: -> (tensor<4x2xbf16>, tensor<8x2xbf16> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>},
+// STATE-SAME: tensor<8x2xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.optimizer_state = "master:1"},
+// STATE-SAME: tensor<8x2xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.optimizer_state = "exp_avg:1"},
+// STATE-SAME: tensor<8x2xf32> {dtensor.layout = #dtensor.layout<@tp, [S(1)]>, dtensor.optimizer_state = "exp_avg_sq:1"},
+// STATE-SAME: tensor<f32> {dtensor.optimizer_state = "step"})
+// STATE: %[[RES:.*]]:5 = scf.for {{.*}} iter_args(%[[WI:.*]] = %{{.*}}, %[[MI:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<8x2xbf16>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<4x2xbf16>)
+// STATE: %[[NEW:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %[[STEP]] : tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<f32>) outs(%{{.*}} : tensor<8x2xf32>)
+// STATE: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %[[TAKEN:.*]]: f32, %{{.*}}: f32):
+// STATE: arith.addf %{{.*}}, %[[TAKEN]] : f32
+// STATE: math.powf
+// STATE: %[[NEWA:.*]] = dtensor.annotate %[[NEW]]
+// STATE: linalg.generic {{.*}} ins(%[[NEWA]] : tensor<8x2xf32>) outs(%{{.*}} : tensor<8x2xbf16>)
+// STATE: arith.truncf %{{.*}} : f32 to bf16
+// STATE: scf.yield
+// STATE: %[[STEPS:.*]] = linalg.generic {{.*}} ins(%[[STEP]] : tensor<f32>) outs(%{{.*}} : tensor<f32>)
+// STATE: arith.constant 2.000000e+00 : f32
+// STATE: return %[[RES]]#4, %[[RES]]#0, %[[RES]]#1, %[[RES]]#2, %[[RES]]#3, %[[STEPS]]
+// A fresh run's master is the weight in f32; the steps update it, and only
+// the weights the forward reads and the one returned are rounded.
+// MASTER-FRESH-LABEL: func.func @step_train(
+// MASTER-FRESH-SAME: -> (tensor<4x2xbf16>, tensor<4x2xbf16>, tensor<4x2xbf16>, tensor<8x2xbf16> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>})
+// MASTER-FRESH: %[[M0:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8x2xbf16>) outs(%{{.*}} : tensor<8x2xf32>)
+// MASTER-FRESH: arith.extf
+// MASTER-FRESH-COUNT-3: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xf32>, tensor<8x2xbf16>) outs(%{{.*}} : tensor<8x2xf32>)
+// MASTER-FRESH-NOT: optimizer_state
+// An f32 weight keeps no master: only the steps taken are added.
+// STATE-F32-LABEL: func.func @step_train(
+// STATE-F32-SAME: %{{[a-z0-9]+}}: tensor<f32> {dtensor.optimizer_state = "step"})
+// STATE-F32-SAME: -> (tensor<4x2xf32>, tensor<8x2xf32> {dtensor.grad_of = 1 : i64, dtensor.layout = #dtensor.layout<@tp, [S(1)]>}, tensor<f32> {dtensor.optimizer_state = "step"})
+// STATE-F32-NOT: master
+// BAD-STATE: error: train steps: unknown state 'kept' (expected fresh or arguments)
+// BAD-MASTER: error: train steps: unknown master-weights 'fp8' (expected none or f32)
 
 // NEGATIVE: error: train steps: momentum and weight-decay must be >= 0
 // NOJOINT: error: train steps: no joint forward + backward function (run dtensor-autodiff first)

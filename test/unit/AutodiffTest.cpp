@@ -750,4 +750,101 @@ TEST(TrainSteps, MomentumLoopMatchesHostDrivenSteps) {
   checkMomentumSteps(/*unroll=*/false);
 }
 
+// state=arguments: 3 calls of one step each, the optimizer state (slots per
+// element of w and b, then the steps taken) passed back in, equal 3
+// host-driven steps; the returned step count is 3.
+void checkStatefulCalls(llvm::StringRef options, unsigned seed,
+                        unsigned numSlots, const HostUpdate &update) {
+  Session session;
+  auto module = session.parse(kLoss);
+  ASSERT_TRUE(succeeded(module));
+  ASSERT_TRUE(succeeded(session.runPipeline(
+      **module, ("dtensor-autodiff,dtensor-train-steps{steps=1 state=arguments " +
+                 options + "}")
+                    .str())));
+  Session::stripPlacements(**module);
+  ASSERT_TRUE(succeeded(session.lower(**module, Stage::LLVM, {})));
+  auto exe = session.compile(**module);
+  ASSERT_TRUE(succeeded(exe));
+
+  std::mt19937 rng(seed);
+  HostTensor x = randomTensor({4, 6}, rng), t = randomTensor({4, 3}, rng);
+  HostTensor w = randomTensor({6, 3}, rng), b = randomTensor({3}, rng);
+  // The compiled run's weights and state (zeros: a fresh run).
+  HostTensor cw = w, cb = b;
+  std::vector<HostTensor> slots;
+  for (unsigned i = 0; i < numSlots; ++i)
+    slots.push_back(HostTensor(ElementType::F64, {6, 3}));
+  for (unsigned i = 0; i < numSlots; ++i)
+    slots.push_back(HostTensor(ElementType::F64, {3}));
+  HostTensor taken(ElementType::F32, {});
+  taken.set(0, 0.0);
+
+  HostTensor lossSeed(ElementType::F64, {});
+  lossSeed.set(0, 1.0);
+  std::vector<double> stateW(w.getNumElements() * numSlots);
+  std::vector<double> stateB(b.getNumElements() * numSlots);
+  for (int step = 1; step <= 3; ++step) {
+    std::vector<HostTensor *> args{&x, &t, &cw, &cb};
+    for (HostTensor &slot : slots)
+      args.push_back(&slot);
+    args.push_back(&taken);
+    auto trained = (*exe)->invoke("loss_train", args);
+    ASSERT_TRUE(bool(trained)) << llvm::toString(trained.takeError());
+    ASSERT_EQ(trained->size(), 3 + slots.size() + 1);
+    auto joint = (*exe)->invoke("loss_grad", {&x, &t, &w, &b, &lossSeed});
+    ASSERT_TRUE(bool(joint)) << llvm::toString(joint.takeError());
+    EXPECT_NEAR((*trained)[0].get(0), (*joint)[0].get(0), 1e-12)
+        << "loss of call " << step;
+    update(w, (*joint)[1], stateW, step);
+    update(b, (*joint)[2], stateB, step);
+    cw = (*trained)[1];
+    cb = (*trained)[2];
+    for (size_t i = 0; i < slots.size(); ++i)
+      slots[i] = (*trained)[3 + i];
+    taken = (*trained)[3 + slots.size()];
+    EXPECT_EQ(taken.get(0), static_cast<double>(step));
+  }
+  for (int64_t i = 0; i < w.getNumElements(); ++i)
+    EXPECT_NEAR(cw.get(i), w.get(i), 1e-12);
+  for (int64_t i = 0; i < b.getNumElements(); ++i)
+    EXPECT_NEAR(cb.get(i), b.get(i), 1e-12);
+  // The moments / buffers returned are the host's.
+  for (int64_t i = 0; i < w.getNumElements(); ++i)
+    for (unsigned k = 0; k < numSlots; ++k)
+      EXPECT_NEAR(slots[k].get(i), stateW[numSlots * i + k], 1e-12);
+}
+
+TEST(TrainSteps, AdamWStateAcrossCallsMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkStatefulCalls(
+      "optimizer=adamw weight-decay=0.1 learning-rate=0.05 beta1=0.8 "
+      "beta2=0.95 epsilon=1e-6",
+      13, 2,
+      [](HostTensor &p, const HostTensor &g, std::vector<double> &state,
+         int step) {
+        double c1 = 1 - std::pow(0.8, step), c2 = 1 - std::pow(0.95, step);
+        for (int64_t i = 0; i < p.getNumElements(); ++i) {
+          double &m = state[2 * i], &v = state[2 * i + 1];
+          p.set(i, p.get(i) * (1 - 0.05 * 0.1));
+          m = 0.8 * m + 0.2 * g.get(i);
+          v = 0.95 * v + 0.05 * g.get(i) * g.get(i);
+          p.set(i, p.get(i) - 0.05 * (m / c1) / (std::sqrt(v / c2) + 1e-6));
+        }
+      });
+}
+
+TEST(TrainSteps, MomentumStateAcrossCallsMatchesHostDrivenSteps) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkStatefulCalls(
+      "optimizer=sgd momentum=0.9 learning-rate=0.1", 17, 1,
+      [](HostTensor &p, const HostTensor &g, std::vector<double> &buffer,
+         int) {
+        for (int64_t i = 0; i < p.getNumElements(); ++i) {
+          buffer[i] = 0.9 * buffer[i] + g.get(i);
+          p.set(i, p.get(i) - 0.1 * buffer[i]);
+        }
+      });
+}
+
 } // namespace

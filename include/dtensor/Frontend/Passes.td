@@ -104,8 +104,19 @@ def TrainStepsPass : Pass<"dtensor-train-steps", "::mlir::ModuleOp"> {
     and Adam (`dw + wd * w`) and decoupled for AdamW; its default is
     torch.optim's (0.01 for AdamW, 0 otherwise). The optimizer state and
     the update's arithmetic are at least f32: bf16 and f16 weights keep f32
-    moments and momentum buffers, and are stored in their own type. Returns the forward results of the last step (unrolled: of
-    every step), then the differentiated arguments after the last step.
+    moments and momentum buffers, and are stored in their own type; with
+    `master-weights=f32` they are updated through f32 master copies (state
+    like the moments) and stored rounded from them. Returns the forward
+    results of the last step (unrolled: of every step), then the
+    differentiated arguments after the last step. With `state=arguments`
+    the optimizer state is the caller's: after the forward's arguments come,
+    per updated argument (in argument order), its master copy (where kept)
+    and its state slots (Adam: `exp_avg`, `exp_avg_sq`; SGD with momentum:
+    `momentum_buffer`), then `step`, a `tensor<f32>` holding the number of
+    steps taken before the call (Adam's bias corrections count on from it);
+    the same state after the call's steps is returned last, in the same
+    order, each marked `dtensor.optimizer_state`. Zeros (and the weights
+    themselves as masters) are the state of a fresh run.
     Updated arguments are laid out as their gradients (the arguments' own
     layouts) on entry, in the loop and on return, so weights stay sharded
     across steps. The program is an ordinary global-view function:
@@ -133,6 +144,17 @@ def TrainStepsPass : Pass<"dtensor-train-steps", "::mlir::ModuleOp"> {
            "Adam: added to the root of the second moment">,
     Option<"unroll", "unroll", "bool", /*default=*/"false",
            "unroll the steps in straight-line code instead of one scf.for">,
+    Option<"state", "state", "std::string", /*default=*/"\"fresh\"",
+           "fresh: the optimizer state starts at zero in every call; "
+           "arguments: it is passed in after the forward's arguments and "
+           "returned after the updated arguments, so that calls continue "
+           "one training run">,
+    Option<"masterWeights", "master-weights", "std::string",
+           /*default=*/"\"none\"",
+           "none: a bf16 or f16 weight is updated in f32 and stored in its "
+           "own type every step; f32: it is updated through an f32 master "
+           "copy (optimizer state), and the stored weight is the master "
+           "rounded">,
   ];
   let dependentDialects = ["::mlir::dtensor::DTensorDialect",
                            "::mlir::arith::ArithDialect",

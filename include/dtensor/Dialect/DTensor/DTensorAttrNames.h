@@ -60,6 +60,12 @@ constexpr llvm::StringLiteral kGradOfAttrName = "dtensor.grad_of";
 /// forward's.
 constexpr llvm::StringLiteral kForwardResultsAttrName =
     "dtensor.forward_results";
+/// On a training function's argument or result that is optimizer state
+/// (dtensor-train-steps state=arguments): what it is, torch.optim's name and
+/// the index of the argument it belongs to ("exp_avg:2", "exp_avg_sq:2",
+/// "momentum_buffer:2", "master:2"), or "step" for the steps taken.
+constexpr llvm::StringLiteral kOptimizerStateAttrName =
+    "dtensor.optimizer_state";
 
 //===----------------------------------------------------------------------===//
 // Compiler and targets
