@@ -1,7 +1,7 @@
 //===- Autodiff.h - the pieces of dtensor-autodiff --------------*- C++ -*-===//
 //
 // Private to lib/Frontend. The `dtensor-autodiff` pass (Autodiff.cpp) is
-// built from three parts:
+// built from four parts:
 //
 // - ScalarDerivatives.cpp: forward-mode derivatives of the scalar arith/math
 //   ops of a linalg body (`BodyDifferentiator`);
@@ -10,7 +10,11 @@
 // - ReverseSweep.cpp: the walk over a function in reverse that accumulates
 //   the cotangents, recomputes checkpointed ops and writes the joint
 //   function's signature (`differentiateFunction`); `Adjoints` is what a
-//   gradient rule sees of it.
+//   gradient rule sees of it;
+// - ClosedForms.cpp: exact shortcuts in the normalisations' backward: the
+//   stabilising shifts that get no gradient (`findStabilisingShifts`) and
+//   the sums of one-hot cotangents taken in closed form
+//   (`foldOneHotSums`).
 //
 // docs/autodiff.md describes the rules and the joint function.
 //
@@ -81,6 +85,9 @@ inline Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
     return arith::ExtFOp::create(b, loc, to, v);
   return arith::TruncFOp::create(b, loc, to, v);
 }
+
+/// True for an arith or math op applied elementwise to tensors of one shape.
+bool isElementwiseOnTensors(Operation *op);
 
 /// `tensor` with its float elements converted to `element` (an elementwise
 /// linalg.generic); `tensor` itself where the types agree.
@@ -188,6 +195,22 @@ protected:
 /// error naming the op where it has no rule or the rule does not apply.
 LogicalResult applyGradientRule(Operation *op, Adjoints &adjoints,
                                 OpBuilder &b);
+
+//===----------------------------------------------------------------------===//
+// Exact shortcuts in the normalisations' backward (ClosedForms.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The results of max and min reductions in `block` that the function's
+/// results do not depend on, as proved by shift invariance (the stabilising
+/// shift of a softmax, log-softmax or logsumexp): the backward treats them
+/// as constants, which is exact.
+DenseSet<Value> findStabilisingShifts(Block &block);
+
+/// Rewrites the sums over a loop, among the linalg.generic ops of `block`
+/// after `after` (all of them where null), of a tensor that is zero along
+/// that loop but at one index (a one-hot cotangent: the gradient of a
+/// target pick) as the value at that index, without the loop.
+void foldOneHotSums(Block &block, Operation *after);
 
 //===----------------------------------------------------------------------===//
 // The reverse sweep (ReverseSweep.cpp)

@@ -591,8 +591,7 @@ static LogicalResult fromLocalRule(FromLocalOp fromLocal, Value dy,
 // Elementwise arith and math ops on whole tensors
 //===----------------------------------------------------------------------===//
 
-/// True for an arith or math op applied elementwise to tensors of one shape.
-static bool isElementwiseOnTensors(Operation *op) {
+bool autodiff::isElementwiseOnTensors(Operation *op) {
   if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
       op->getNumResults() != 1 || op->getNumRegions() != 0 ||
       op->getNumOperands() == 0)

@@ -1,12 +1,14 @@
 //===- ReverseSweep.cpp - the backward of one function -------------------===//
 //
 // The reverse sweep of dtensor-autodiff over a copy of the forward: which
-// values depend on a differentiated argument, one seed cotangent argument
-// per result, the gradient rule of every op with a cotangent applied in
-// reverse order (GradientRules.cpp) with the cotangents of values used more
-// than once summed, the checkpointed ops recomputed just before their first
-// backward reader, and the argument gradients returned. docs/autodiff.md,
-// "The joint function", "Gradient layouts" and "Activation checkpointing".
+// values depend on a differentiated argument (not the stabilising shifts,
+// ClosedForms.cpp), one seed cotangent argument per result, the gradient
+// rule of every op with a cotangent applied in reverse order
+// (GradientRules.cpp) with the cotangents of values used more than once
+// summed, the sums of one-hot cotangents taken in closed form, the
+// checkpointed ops recomputed just before their first backward reader, and
+// the argument gradients returned. docs/autodiff.md, "The joint function",
+// "Normalisations", "Gradient layouts" and "Activation checkpointing".
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +49,8 @@ private:
 
 void ReverseSweep::computeActivity() {
   Block &entry = func.getBody().front();
+  // Stabilising shifts get no gradient: the results do not depend on them.
+  DenseSet<Value> constants = findStabilisingShifts(entry);
   for (unsigned i : wrt)
     active.insert(entry.getArgument(i));
   for (Operation &op : entry.without_terminator()) {
@@ -60,7 +64,8 @@ void ReverseSweep::computeActivity() {
     }
     if (isActive)
       for (Value result : op.getResults())
-        active.insert(result);
+        if (!constants.contains(result))
+          active.insert(result);
   }
 }
 
@@ -177,6 +182,9 @@ LogicalResult ReverseSweep::run() {
     if (failed(applyGradientRule(op, *this, b)))
       return failure();
   }
+
+  // Sums of one-hot cotangents (a target pick's) in closed form.
+  foldOneHotSums(entry, lastForward);
 
   // The backward reads the recomputed values; recomputations nothing reads
   // are dropped.

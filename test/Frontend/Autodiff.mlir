@@ -11,6 +11,7 @@
 // RUN: not dtensor-opt %t/mlp.mlir --dtensor-autodiff=grad-layouts=partial 2>&1 | FileCheck %t/mlp.mlir --check-prefix=BAD-LAYOUTS
 // RUN: dtensor-opt %t/cases.mlir --split-input-file --dtensor-autodiff | FileCheck %t/cases.mlir
 // RUN: dtensor-opt %t/mixed.mlir --split-input-file --dtensor-autodiff --verify-each | FileCheck %t/mixed.mlir
+// RUN: dtensor-opt %t/normalisations.mlir --split-input-file --dtensor-autodiff --verify-each | FileCheck %t/normalisations.mlir
 // RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=mlp | FileCheck %t/checkpoint.mlir
 // RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=mlp.act | FileCheck %t/checkpoint.mlir --check-prefix=ACT
 // RUN: dtensor-opt %t/checkpoint.mlir --dtensor-autodiff=checkpoint=ml | FileCheck %t/checkpoint.mlir --check-prefix=NONE
@@ -643,4 +644,187 @@ func.func @mixed_matmul(%a: tensor<4x8xbf16>, %b: tensor<8x6xbf16>) -> tensor<4x
 func.func @split_q(%qkv: tensor<4x3x2x8xbf16>) -> tensor<4x2x8xbf16> {
   %q = tensor.extract_slice %qkv[0, 1, 0, 0] [4, 1, 2, 8] [1, 1, 1, 1] : tensor<4x3x2x8xbf16> to tensor<4x2x8xbf16>
   return %q : tensor<4x2x8xbf16>
+}
+
+//--- normalisations.mlir
+
+// The normalisations' closed forms (docs/autodiff.md, "Normalisations";
+// finite differences in test/unit/AutodiffTest.cpp, communication in
+// test/Compiler/loss-parallel.mlir).
+
+#x = affine_map<(n, v) -> (n, v)>
+#r = affine_map<(n, v) -> (n)>
+#n = affine_map<(n) -> (n)>
+
+// logsumexp(x) - x[t] with logsumexp = m + log(sum exp(x - m)): the max m
+// is a stabilising shift and gets no gradient (no tie count, no sum of its
+// cotangents); x's gradient is the pick's one-hot cotangent plus
+// exp(x - m) / sum times the row's cotangent, all elementwise.
+// CHECK-LABEL: func.func @lse_grad(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x6xf32>, %[[T:[a-z0-9]+]]: tensor<4xi64>, %[[DY:[a-z0-9]+]]: tensor<4xf32>
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<4x6xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[M]] : tensor<4x6xf32>, tensor<4xf32>)
+// CHECK: %[[PICK:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[T]] : tensor<4x6xf32>, tensor<4xi64>)
+// CHECK: %[[LOSS:.*]] = linalg.generic
+// The backward: no reduction over the classes, no comparison with the max.
+// CHECK-NOT: "reduction"
+// CHECK-NOT: arith.cmpf
+// CHECK: return %[[LOSS]], %{{.*}} : tensor<4xf32>, tensor<4x6xf32>
+func.func @lse(%x: tensor<4x6xf32>, %t: tensor<4xi64>) -> tensor<4xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf32>) outs(%fm : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<4x6xf32>, tensor<4xf32>) outs(%fs : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %d = arith.subf %a, %b : f32
+    %p = math.exp %d : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %pick = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %t : tensor<4x6xf32>, tensor<4xi64>) outs(%fs : tensor<4xf32>) {
+  ^bb0(%a: f32, %ti: i64, %acc: f32):
+    %v = linalg.index 1 : index
+    %tx = arith.index_cast %ti : i64 to index
+    %hit = arith.cmpi eq, %v, %tx : index
+    %p = arith.select %hit, %a, %zero : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %loss = linalg.generic {indexing_maps = [#n, #n, #n, #n], iterator_types = ["parallel"]}
+      ins(%m, %s, %pick : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %p: f32, %o: f32):
+    %l = math.log %b : f32
+    %lse = arith.addf %a, %l : f32
+    %d = arith.subf %lse, %p : f32
+    linalg.yield %d : f32
+  } -> tensor<4xf32>
+  return %loss : tensor<4xf32>
+}
+
+// -----
+
+#x = affine_map<(n, v) -> (n, v)>
+#r = affine_map<(n, v) -> (n)>
+
+// log_softmax then the pick of the target: the pick's cotangent is one-hot
+// along the classes, and the log_softmax's rule sums it over them; that
+// sum is the cotangent at the target (0 for a target outside 0..5), read
+// from the one-hot generic's operands, with no loop over the classes.
+// CHECK-LABEL: func.func @nll_grad(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x6xf32>, %[[T:[a-z0-9]+]]: tensor<4xi64>, %[[DY:[a-z0-9]+]]: tensor<4xf32>
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<4x6xf32>)
+// CHECK: %[[SH:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[M]] : tensor<4x6xf32>, tensor<4xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[SH]] : tensor<4x6xf32>)
+// CHECK: %[[HOT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[DY]], %[[T]] : tensor<4xf32>, tensor<4xi64>)
+// CHECK: linalg.index 1
+// CHECK: %[[AT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[SUM]], %[[DY]], %[[T]] : tensor<4xf32>, tensor<4xf32>, tensor<4xi64>)
+// CHECK: ^bb0(%{{.*}}: f32, %[[G:.*]]: f32, %[[TI:.*]]: i64, %[[ACC:.*]]: f32):
+// CHECK: %[[POS:.*]] = arith.index_cast %[[TI]] : i64 to index
+// CHECK: %[[VAL:.*]] = arith.mulf %[[G]], %{{.*}} : f32
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C6:.*]] = arith.constant 6 : index
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[POS]], %[[C0]] : index
+// CHECK: %[[LT:.*]] = arith.cmpi slt, %[[POS]], %[[C6]] : index
+// CHECK: %[[IN:.*]] = arith.andi %[[GE]], %[[LT]] : i1
+// CHECK: arith.select %[[IN]], %[[VAL]], %{{.*}} : f32
+// CHECK-NOT: "reduction"
+// CHECK: return
+func.func @nll(%x: tensor<4x6xf32>, %t: tensor<4xi64>) -> tensor<4xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf32>) outs(%fm : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %ex = tensor.empty() : tensor<4x6xf32>
+  %sh = linalg.generic {indexing_maps = [#x, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : tensor<4x6xf32>, tensor<4xf32>) outs(%ex : tensor<4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4x6xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%sh : tensor<4x6xf32>) outs(%fs : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %p = math.exp %a : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %lp = linalg.generic {indexing_maps = [#x, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%sh, %s : tensor<4x6xf32>, tensor<4xf32>) outs(%ex : tensor<4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %l = math.log %b : f32
+    %d = arith.subf %a, %l : f32
+    linalg.yield %d : f32
+  } -> tensor<4x6xf32>
+  %pick = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%lp, %t : tensor<4x6xf32>, tensor<4xi64>) outs(%fs : tensor<4xf32>) {
+  ^bb0(%a: f32, %ti: i64, %acc: f32):
+    %v = linalg.index 1 : index
+    %tx = arith.index_cast %ti : i64 to index
+    %hit = arith.cmpi eq, %v, %tx : index
+    %p = arith.select %hit, %a, %zero : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %pick : tensor<4xf32>
+}
+
+// -----
+
+#x = affine_map<(n, v) -> (n, v)>
+#r = affine_map<(n, v) -> (n)>
+#n = affine_map<(n) -> (n)>
+
+// Not a stabilising shift: m - log(sum exp(x - m)) is 2m - logsumexp(x),
+// so the max keeps its gradient (the tie count and the sums over the
+// classes of m's cotangents).
+// CHECK-LABEL: func.func @twice_grad(
+// CHECK: arith.maximumf
+// CHECK: arith.cmpf oeq
+// CHECK: return
+func.func @twice(%x: tensor<4x6xf32>) -> tensor<4xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf32>) outs(%fm : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<4x6xf32>, tensor<4xf32>) outs(%fs : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %d = arith.subf %a, %b : f32
+    %p = math.exp %d : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#n, #n, #n], iterator_types = ["parallel"]}
+      ins(%m, %s : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %l = math.log %b : f32
+    %d = arith.subf %a, %l : f32
+    linalg.yield %d : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
 }

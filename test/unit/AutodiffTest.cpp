@@ -541,6 +541,358 @@ TEST(Autodiff, ProductReductionWithZerosMatchesFiniteDifferences) {
                  });
 }
 
+// The normalisations' closed forms (docs/autodiff.md, "Normalisations"):
+// cross-entropy as log_softmax + nll (mean) and as logsumexp - pick, a
+// softmax, and linalg.softmax of x - m, whose row max is a stabilising
+// shift (no gradient) and whose one-hot pick cotangent is summed in closed
+// form; targets outside the classes (7 and -1, picking nothing) included.
+// Beside them the forms the closed forms must leave alone: m - log(sum
+// exp(x - m)) (= 2m - lse, the max keeps its gradient), m[n] + log(sum
+// over every row of exp(x - m)) (the sum mixes the rows' shifts) and a
+// label-smoothed loss (its cotangent of log_softmax is not one-hot).
+// Mixed precision: f32 logits and max, f64 statistics.
+constexpr llvm::StringLiteral kNormalisations = R"mlir(
+#x = affine_map<(n, v) -> (n, v)>
+#r = affine_map<(n, v) -> (n)>
+#c = affine_map<(n, v) -> (v)>
+#n = affine_map<(n) -> (n)>
+#s = affine_map<(n) -> ()>
+func.func @nll(%x: tensor<4x6xf64>, %t: tensor<4xi64>) -> tensor<f64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %zero = arith.constant 0.0 : f64
+  %minus_inv = arith.constant -0.25 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %ex = tensor.empty() : tensor<4x6xf64>
+  %sh = linalg.generic {indexing_maps = [#x, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : tensor<4x6xf64>, tensor<4xf64>) outs(%ex : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %d = arith.subf %a, %b : f64
+    linalg.yield %d : f64
+  } -> tensor<4x6xf64>
+  %fs = linalg.fill ins(%zero : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %se = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%sh : tensor<4x6xf64>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %p = math.exp %a : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %lp = linalg.generic {indexing_maps = [#x, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%sh, %se : tensor<4x6xf64>, tensor<4xf64>) outs(%ex : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %l = math.log %b : f64
+    %d = arith.subf %a, %l : f64
+    linalg.yield %d : f64
+  } -> tensor<4x6xf64>
+  %pk = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%lp, %t : tensor<4x6xf64>, tensor<4xi64>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f64, %ti: i64, %acc: f64):
+    %v = linalg.index 1 : index
+    %tx = arith.index_cast %ti : i64 to index
+    %hit = arith.cmpi eq, %v, %tx : index
+    %p = arith.select %hit, %a, %zero : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %e0 = tensor.empty() : tensor<f64>
+  %f0 = linalg.fill ins(%zero : f64) outs(%e0 : tensor<f64>) -> tensor<f64>
+  %loss = linalg.generic {indexing_maps = [#n, #s], iterator_types = ["reduction"]}
+      ins(%pk : tensor<4xf64>) outs(%f0 : tensor<f64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %w = arith.mulf %a, %minus_inv : f64
+    %s = arith.addf %acc, %w : f64
+    linalg.yield %s : f64
+  } -> tensor<f64>
+  return %loss : tensor<f64>
+}
+func.func @lse(%x: tensor<4x6xf64>, %t: tensor<4xi64>) -> tensor<4xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %fs = linalg.fill ins(%zero : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %se = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<4x6xf64>, tensor<4xf64>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %d = arith.subf %a, %b : f64
+    %p = math.exp %d : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %pk = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %t : tensor<4x6xf64>, tensor<4xi64>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f64, %ti: i64, %acc: f64):
+    %v = linalg.index 1 : index
+    %tx = arith.index_cast %ti : i64 to index
+    %hit = arith.cmpi ne, %v, %tx : index
+    %p = arith.select %hit, %zero, %a : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %loss = linalg.generic {indexing_maps = [#n, #n, #n, #n], iterator_types = ["parallel"]}
+      ins(%m, %se, %pk : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) outs(%e : tensor<4xf64>) {
+  ^bb0(%a: f64, %b: f64, %p: f64, %o: f64):
+    %l = math.log %b : f64
+    %lse = arith.addf %a, %l : f64
+    %d = arith.subf %lse, %p : f64
+    linalg.yield %d : f64
+  } -> tensor<4xf64>
+  return %loss : tensor<4xf64>
+}
+func.func @softmax(%x: tensor<4x6xf64>) -> tensor<4x6xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %m = linalg.reduce ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) dimensions = [1]
+    (%a: f64, %acc: f64) {
+      %r = arith.maxnumf %a, %acc : f64
+      linalg.yield %r : f64
+    }
+  %ex = tensor.empty() : tensor<4x6xf64>
+  %p = linalg.generic {indexing_maps = [#x, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : tensor<4x6xf64>, tensor<4xf64>) outs(%ex : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %d = arith.subf %a, %b : f64
+    %q = math.exp %d : f64
+    linalg.yield %q : f64
+  } -> tensor<4x6xf64>
+  %fs = linalg.fill ins(%zero : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %se = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%p : tensor<4x6xf64>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %s = arith.addf %acc, %a : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %y = linalg.generic {indexing_maps = [#x, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %se : tensor<4x6xf64>, tensor<4xf64>) outs(%ex : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %q = arith.divf %a, %b : f64
+    linalg.yield %q : f64
+  } -> tensor<4x6xf64>
+  return %y : tensor<4x6xf64>
+}
+func.func @softmax_op(%x: tensor<4x6xf64>) -> tensor<4x6xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %ex = tensor.empty() : tensor<4x6xf64>
+  %sh = linalg.generic {indexing_maps = [#x, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : tensor<4x6xf64>, tensor<4xf64>) outs(%ex : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %d = arith.subf %a, %b : f64
+    linalg.yield %d : f64
+  } -> tensor<4x6xf64>
+  %y = linalg.softmax dimension(1) ins(%sh : tensor<4x6xf64>)
+      outs(%ex : tensor<4x6xf64>) -> tensor<4x6xf64>
+  return %y : tensor<4x6xf64>
+}
+func.func @not_invariant(%x: tensor<4x6xf64>) -> tensor<4xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %fs = linalg.fill ins(%zero : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %se = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<4x6xf64>, tensor<4xf64>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %d = arith.subf %a, %b : f64
+    %p = math.exp %d : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %y = linalg.generic {indexing_maps = [#n, #n, #n], iterator_types = ["parallel"]}
+      ins(%m, %se : tensor<4xf64>, tensor<4xf64>) outs(%e : tensor<4xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %l = math.log %b : f64
+    %d = arith.subf %a, %l : f64
+    linalg.yield %d : f64
+  } -> tensor<4xf64>
+  return %y : tensor<4xf64>
+}
+func.func @smoothed(%x: tensor<4x6xf64>, %w: tensor<6xf64>) -> tensor<f64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %fs = linalg.fill ins(%zero : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %se = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<4x6xf64>, tensor<4xf64>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %d = arith.subf %a, %b : f64
+    %p = math.exp %d : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %ex = tensor.empty() : tensor<4x6xf64>
+  %lp = linalg.generic {indexing_maps = [#x, #r, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m, %se : tensor<4x6xf64>, tensor<4xf64>, tensor<4xf64>) outs(%ex : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %b: f64, %c: f64, %o: f64):
+    %l = math.log %c : f64
+    %d = arith.subf %a, %b : f64
+    %q = arith.subf %d, %l : f64
+    linalg.yield %q : f64
+  } -> tensor<4x6xf64>
+  %e0 = tensor.empty() : tensor<f64>
+  %f0 = linalg.fill ins(%zero : f64) outs(%e0 : tensor<f64>) -> tensor<f64>
+  %loss = linalg.generic {indexing_maps = [#x, #c, affine_map<(n, v) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%lp, %w : tensor<4x6xf64>, tensor<6xf64>) outs(%f0 : tensor<f64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %q = arith.mulf %a, %b : f64
+    %nq = arith.negf %q : f64
+    %s = arith.addf %acc, %nq : f64
+    linalg.yield %s : f64
+  } -> tensor<f64>
+  return %loss : tensor<f64>
+}
+func.func @across_rows(%x: tensor<4x6xf64>) -> tensor<4xf64> {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %fm = linalg.fill ins(%ninf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf64>) outs(%fm : tensor<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %r = arith.maximumf %acc, %a : f64
+    linalg.yield %r : f64
+  } -> tensor<4xf64>
+  %e0 = tensor.empty() : tensor<f64>
+  %f0 = linalg.fill ins(%zero : f64) outs(%e0 : tensor<f64>) -> tensor<f64>
+  %se = linalg.generic {indexing_maps = [#x, #r, affine_map<(n, v) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x, %m : tensor<4x6xf64>, tensor<4xf64>) outs(%f0 : tensor<f64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %d = arith.subf %a, %b : f64
+    %p = math.exp %d : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<f64>
+  %y = linalg.generic {indexing_maps = [#n, affine_map<(n) -> ()>, #n], iterator_types = ["parallel"]}
+      ins(%m, %se : tensor<4xf64>, tensor<f64>) outs(%e : tensor<4xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %l = math.log %b : f64
+    %d = arith.addf %a, %l : f64
+    linalg.yield %d : f64
+  } -> tensor<4xf64>
+  return %y : tensor<4xf64>
+}
+func.func @nll_mixed(%x: tensor<4x6xf32>, %t: tensor<4xi64>) -> tensor<f64> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f64
+  %minus_inv = arith.constant -0.25 : f64
+  %e32 = tensor.empty() : tensor<4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e32 : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x6xf32>) outs(%fm : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf64>
+  %fs = linalg.fill ins(%zero : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %se = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<4x6xf32>, tensor<4xf32>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f32, %b: f32, %acc: f64):
+    %a64 = arith.extf %a : f32 to f64
+    %b64 = arith.extf %b : f32 to f64
+    %d = arith.subf %a64, %b64 : f64
+    %p = math.exp %d : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %ex = tensor.empty() : tensor<4x6xf64>
+  %lp = linalg.generic {indexing_maps = [#x, #r, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m, %se : tensor<4x6xf32>, tensor<4xf32>, tensor<4xf64>) outs(%ex : tensor<4x6xf64>) {
+  ^bb0(%a: f32, %b: f32, %c: f64, %o: f64):
+    %a64 = arith.extf %a : f32 to f64
+    %b64 = arith.extf %b : f32 to f64
+    %d = arith.subf %a64, %b64 : f64
+    %l = math.log %c : f64
+    %q = arith.subf %d, %l : f64
+    linalg.yield %q : f64
+  } -> tensor<4x6xf64>
+  %pk = linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%lp, %t : tensor<4x6xf64>, tensor<4xi64>) outs(%fs : tensor<4xf64>) {
+  ^bb0(%a: f64, %ti: i64, %acc: f64):
+    %v = linalg.index 1 : index
+    %tx = arith.index_cast %ti : i64 to index
+    %hit = arith.cmpi eq, %tx, %v : index
+    %p = arith.select %hit, %a, %zero : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<4xf64>
+  %e0 = tensor.empty() : tensor<f64>
+  %f0 = linalg.fill ins(%zero : f64) outs(%e0 : tensor<f64>) -> tensor<f64>
+  %loss = linalg.generic {indexing_maps = [#n, #s], iterator_types = ["reduction"]}
+      ins(%pk : tensor<4xf64>) outs(%f0 : tensor<f64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %w = arith.mulf %a, %minus_inv : f64
+    %s = arith.addf %acc, %w : f64
+    linalg.yield %s : f64
+  } -> tensor<f64>
+  return %loss : tensor<f64>
+}
+)mlir";
+
+/// Targets 7 and -1 (rows 1 and 2) pick no class.
+void pickNothingInTwoRows(std::vector<HostTensor> &args) {
+  args[1].set(1, 7.0);
+  args[1].set(2, -1.0);
+}
+
+TEST(Autodiff, CrossEntropyMatchesFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(kNormalisations, "nll", {0});
+  checkGradients(kNormalisations, "nll", {0}, "", 3, pickNothingInTwoRows);
+  checkGradients(kNormalisations, "lse", {0});
+  checkGradients(kNormalisations, "lse", {0}, "", 3, pickNothingInTwoRows);
+  checkGradients(kNormalisations, "nll_mixed", {0}, "", 3, pickNothingInTwoRows,
+                 Precision{1e-3, 1e-4});
+}
+
+TEST(Autodiff, SoftmaxWithStabilisingShiftMatchesFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(kNormalisations, "softmax", {0});
+  checkGradients(kNormalisations, "softmax_op", {0});
+}
+
+TEST(Autodiff, ShiftsAndSumsLeftAloneMatchFiniteDifferences) {
+  DTENSOR_REQUIRE_CPU_TARGET();
+  checkGradients(kNormalisations, "not_invariant", {0});
+  checkGradients(kNormalisations, "smoothed", {0, 1});
+  checkGradients(kNormalisations, "across_rows", {0});
+}
+
 TEST(Autodiff, MarkedArgumentsOnly) {
   DTENSOR_REQUIRE_CPU_TARGET();
   checkGradients(R"mlir(
