@@ -30,6 +30,8 @@
 |* - dtensor_rt_attention_<T>: fused attention: cuDNN's flash attention    *|
 |*   where cuDNN loads and takes the shape, else the runtime's kernel        *|
 |*   (Attention.cu); dtensor_rt_attention_last says which ran.              *|
+|*   dtensor_rt_attention_stats_<T> also saves the softmax statistics, and   *|
+|*   dtensor_rt_attention_backward_<T> computes dQ, dK, dV from them.        *|
 |*                                                                            *|
 |* - dtensor_rt_matmul_best_ms: the floor of a matmul shape for benchmarks. *|
 |*                                                                            *|
@@ -119,11 +121,47 @@ void dtensor_rt_attention_f16(void *ctx, int64_t qRank, void *q, int64_t kRank,
                               void *k, int64_t vRank, void *v, int64_t oRank,
                               void *o, float scale, int64_t causal);
 
-/* Which path the last dtensor_rt_attention_<T> call of this process took:
-   1 cuDNN, 0 the runtime's kernel, -1 none yet. Copies its one-line note
-   (the path, the problem, cuDNN's engine or the reason of a fallback:
-   what DTENSOR_ATTENTION_VERBOSE=1 prints) into `note`, NUL-terminated
-   and truncated to `capacity` bytes, when `note` is not null. */
+/* The same forward for training: also writes `stats`, f32 [H, S] or
+   [B, H, S] (dense, Q's batch and heads), each row's logsumexp of its
+   scaled, masked scores: log(sum_t exp(scale * q.k_t)). What
+   dtensor_rt_attention_backward_<T> takes. */
+void dtensor_rt_attention_stats_bf16(void *ctx, int64_t qRank, void *q,
+                                     int64_t kRank, void *k, int64_t vRank,
+                                     void *v, int64_t oRank, void *o,
+                                     int64_t statsRank, void *stats,
+                                     float scale, int64_t causal);
+void dtensor_rt_attention_stats_f16(void *ctx, int64_t qRank, void *q,
+                                    int64_t kRank, void *k, int64_t vRank,
+                                    void *v, int64_t oRank, void *o,
+                                    int64_t statsRank, void *stats,
+                                    float scale, int64_t causal);
+
+/* The attention's backward, fused (no score matrix in memory): given the
+   forward's Q, K, V, its output O and statistics (from
+   dtensor_rt_attention_stats_<T>, same scale and mask) and the output's
+   gradient dO (like O), writes dQ (like Q), dK and dV (like K and V), any
+   strides with unit stride along D. cuDNN's SDPA backward where cuDNN
+   takes it, else the runtime's backward kernels; the same variables as the
+   forward choose and report the path (dtensor_rt_attention_last). What
+   dtensor-cuda-fuse-attention emits for a recognised attention together
+   with its backward. */
+void dtensor_rt_attention_backward_bf16(
+    void *ctx, int64_t qRank, void *q, int64_t kRank, void *k, int64_t vRank,
+    void *v, int64_t oRank, void *o, int64_t dORank, void *dO,
+    int64_t statsRank, void *stats, int64_t dqRank, void *dq, int64_t dkRank,
+    void *dk, int64_t dvRank, void *dv, float scale, int64_t causal);
+void dtensor_rt_attention_backward_f16(
+    void *ctx, int64_t qRank, void *q, int64_t kRank, void *k, int64_t vRank,
+    void *v, int64_t oRank, void *o, int64_t dORank, void *dO,
+    int64_t statsRank, void *stats, int64_t dqRank, void *dq, int64_t dkRank,
+    void *dk, int64_t dvRank, void *dv, float scale, int64_t causal);
+
+/* Which path the last attention call (forward or backward) of this
+   process took: 1 cuDNN, 0 the runtime's kernel, -1 none yet. Copies its
+   one-line note (the path, the problem, cuDNN's engine or the reason of a
+   fallback: what DTENSOR_ATTENTION_VERBOSE=1 prints) into `note`,
+   NUL-terminated and truncated to `capacity` bytes, when `note` is not
+   null. */
 int32_t dtensor_rt_attention_last(void *ctx, char *note, int64_t capacity);
 
 /* The fastest time, in ms, of C[M,N] = A[M,K].B[K,N] on the device

@@ -24,7 +24,15 @@ namespace mlir::dtensor::cuda {
 
 /// The CUDA runtime's entries that compiled code calls (CUDARuntime.h): each
 /// is dtensor_rt_<name>_<T> for the element types T of its row.
-enum class RuntimeEntry { Matmul, MatmulAdd, MatmulBias, MatmulAct, Attention };
+enum class RuntimeEntry {
+  Matmul,
+  MatmulAdd,
+  MatmulBias,
+  MatmulAct,
+  Attention,
+  AttentionStats,
+  AttentionBackward
+};
 
 struct RuntimeEntryRow {
   llvm::StringLiteral name;
@@ -38,7 +46,9 @@ inline constexpr RuntimeEntryRow kRuntimeEntries[] = {
     {"matmul_add", kMatmulSuffixes},
     {"matmul_bias", kMatmulSuffixes},
     {"matmul_act", kMatmulSuffixes},
-    {"attention", kAttentionSuffixes}};
+    {"attention", kAttentionSuffixes},
+    {"attention_stats", kAttentionSuffixes},
+    {"attention_backward", kAttentionSuffixes}};
 
 /// dtensor_rt_<name>_<suffix> of `entry`.
 inline std::string getRuntimeSymbol(RuntimeEntry entry, StringRef suffix) {

@@ -7,10 +7,12 @@
 //            error else
 //   symbols  the functions the loader resolves, one per line
 //   build    builds and finalizes every tensor and operation of the
-//            attention graph (CuDNNGraph.h) for a set of problems (no
-//            handle needed), prints the operations of each; then the
-//            support checks, the stride canonicalization, and an invalid
-//            problem whose error names the refused step
+//            attention graphs (CuDNNGraph.h: the forward for inference and
+//            for training, the backward with the mask before and after
+//            the statistics) for a set of problems (no handle needed),
+//            prints the operations of each; then the support checks, the
+//            stride canonicalization, and an invalid problem whose error
+//            names the refused step
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +50,7 @@ SdpaProblem problem(cudnnDataType_t type, int64_t b, int64_t s, int64_t h,
   int64_t qkv[3] = {s * 3 * h * d, 3 * h * d, d};
   for (int j = 0; j < 3; ++j) {
     p.q[j] = p.k[j] = p.v[j] = fused ? qkv[j] : dense[j];
-    p.o[j] = dense[j];
+    p.o[j] = p.dO[j] = p.dq[j] = p.dk[j] = p.dv[j] = dense[j];
   }
   canonicalizeSdpaStrides(p);
   return p;
@@ -74,6 +76,45 @@ int build(const CudnnTable &table) {
                      (ok ? "" : " ERROR " + error));
     }
 
+  // Training: the forward writes the statistics; the backward, each
+  // form.
+  for (const SdpaProblem &base : problems) {
+    SdpaProblem p = base;
+    p.kind = SdpaKind::Training;
+    SdpaGraph graph;
+    std::string error;
+    bool ok = buildSdpaOperations(table, p, SdpaIndexMath::F32, graph, error);
+    expect(ok && graph.operations.size() == (p.causal ? 14 : 10),
+           "operations of " + p.describe() + ": " +
+               std::to_string(graph.operations.size()) +
+               (ok ? "" : " ERROR " + error));
+    p.kind = SdpaKind::Backward;
+    canonicalizeSdpaStrides(p);
+    for (SdpaMaskOrder order :
+         {SdpaMaskOrder::AfterStats, SdpaMaskOrder::BeforeStats})
+      for (SdpaIndexMath math : {SdpaIndexMath::F32, SdpaIndexMath::I32}) {
+        SdpaGraph backward;
+        std::string backwardError;
+        bool built = buildSdpaOperations(table, p, math, backward,
+                                         backwardError, order);
+        std::string names;
+        for (const std::string &name : backward.operationNames)
+          names += (names.empty() ? "" : " | ") + name;
+        expect(built, "operations of " + p.describe() + " (" +
+                          describeIndexMath(math) + ", " +
+                          describeMaskOrder(order) + "): " +
+                          std::to_string(backward.operations.size()) + ": " +
+                          names +
+                          (built ? "" : " ERROR " + backwardError));
+      }
+  }
+  SdpaProblem backwardKey = problems[0], trainingKey = problems[0];
+  backwardKey.kind = SdpaKind::Backward;
+  trainingKey.kind = SdpaKind::Training;
+  expect(backwardKey.key() != trainingKey.key() &&
+             trainingKey.key() != problems[0].key(),
+         "inference, training and backward have their own keys");
+
   // Support checks (pointers: 16-byte aligned unless shifted).
   alignas(16) static char buffer[64];
   const void *aligned[4] = {buffer, buffer, buffer, buffer};
@@ -82,6 +123,14 @@ int build(const CudnnTable &table) {
   expect(sdpaUnsupported(p, aligned).empty(), "aligned fused qkv supported");
   std::string why = sdpaUnsupported(p, shifted);
   expect(why == "K is not 16-byte aligned", "shifted K refused: " + why);
+  SdpaProblem backwardOdd = p;
+  backwardOdd.kind = SdpaKind::Backward;
+  backwardOdd.dk[1] = 3 * 8 * 128 + 4;
+  const void *eight[8] = {buffer, buffer, buffer, buffer,
+                          buffer, buffer, buffer, buffer};
+  why = sdpaUnsupported(backwardOdd, eight);
+  expect(why.find("dK has stride") == 0,
+         "odd dK stride refused in the backward: " + why);
   SdpaProblem odd = p;
   odd.v[1] = 3 * 8 * 128 + 4;
   why = sdpaUnsupported(odd, aligned);

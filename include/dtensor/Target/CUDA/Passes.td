@@ -58,7 +58,7 @@ def CUDAFuseMatmulEpiloguePass
 
 def CUDAFuseAttentionPass
     : Pass<"dtensor-cuda-fuse-attention", "::mlir::ModuleOp"> {
-  let summary = "attention chains on tensors -> dtensor_rt_attention_<T> (fused kernel)";
+  let summary = "attention chains on tensors (and their backward) -> dtensor_rt_attention_* (fused)";
   let description = [{
     Recognises softmax(scale * q k^T [causal mask]) v written with linalg
     ops on tensors, before softmax is decomposed:
@@ -80,6 +80,34 @@ def CUDAFuseAttentionPass
     runtime's flash-attention kernel: no [h, s, t] scores in memory), q, k
     and v handed over by `bufferization.to_buffer` (read-only, any layout),
     o a fresh buffer returned by `bufferization.to_tensor` (restrict).
+
+    Training: when the probabilities (the softmax's result and its cast)
+    have other uses, they must be exactly the backward dtensor-autodiff
+    emits for the chain, in the same block after p v, its intermediates
+    used only within it:
+
+    6. dV [b?, t, h, e] = p^T dO: a contraction of the probabilities p v
+       takes and dO [b?, s, h, e] (the output's gradient, o's type);
+    7. dP [b?, h, s, t] = dO v^T: a contraction of the same dO and v,
+       optionally cast (extf);
+    8. rowsum(dP * p) over t into a zero fill, and the softmax backward
+       p * (dP - rowsum) (p the softmax's result);
+    9. the backward of step 2: dS times the same scale (a constant
+       expression, or a division by one), masked by
+       `select(t > s, 0, ...)` exactly when the forward is causal,
+       optionally truncated (absent when step 2 is);
+    10. dQ = dS k and dK = dS^T q: contractions into zero fills, of q's
+        and k's types.
+
+    Forward and backward then become
+    `dtensor_rt_attention_stats_<T>(ctx, q, k, v, o, stats, scale, causal)`
+    (the same forward, also writing the softmax statistics, logsumexp of
+    each row, f32 [b?, h, s], a fresh buffer) at p v, and one call of
+    `dtensor_rt_attention_backward_<T>(ctx, q, k, v, o, dO, stats, dq, dk,
+    dv, scale, causal)` before the backward's first op, writing fresh dQ,
+    dK, dV: neither the scores nor their gradient are materialized. A
+    forward whose probabilities have other uses than such a backward stays
+    materialized, with a remark on the softmax naming what did not match.
     Chains that do not match are left alone: the materialized ops compute
     the same values.
   }];

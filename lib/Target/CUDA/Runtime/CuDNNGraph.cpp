@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace dtensor::rt::cuda {
 
@@ -189,6 +191,14 @@ public:
                             CUDNN_TYPE_FLOAT, 1, &one)});
   }
 
+  /// y = x in another shape, layout or type (a transpose of the scores).
+  void reshape(const std::string &name, cudnnBackendDescriptor_t x,
+               cudnnBackendDescriptor_t y) {
+    operation(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, name, "reshape",
+              {DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x),
+               DTENSOR_CUDNN_PORT(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y)});
+  }
+
   void reduction(const std::string &name, cudnnReduceTensorOp_t reduce,
                  cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y) {
     cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
@@ -250,15 +260,36 @@ void canonicalizeSdpaStrides(SdpaProblem &p) {
   canonicalize(p.o, p.batch, p.sq, p.heads, p.d);
   canonicalize(p.k, p.batch, p.skv, p.heads, p.d);
   canonicalize(p.v, p.batch, p.skv, p.heads, p.d);
+  if (p.kind == SdpaKind::Backward) {
+    canonicalize(p.dO, p.batch, p.sq, p.heads, p.d);
+    canonicalize(p.dq, p.batch, p.sq, p.heads, p.d);
+    canonicalize(p.dk, p.batch, p.skv, p.heads, p.d);
+    canonicalize(p.dv, p.batch, p.skv, p.heads, p.d);
+  }
 }
+
+int sdpaOperandCount(const SdpaProblem &p) {
+  return p.kind == SdpaKind::Backward ? 8 : 4;
+}
+
+namespace {
+/// The strides of `p`'s operands in sdpaOperandCount order.
+std::array<const int64_t *, 8> operandStrides(const SdpaProblem &p) {
+  return {p.q, p.k, p.v, p.o, p.dO, p.dq, p.dk, p.dv};
+}
+const char *const kOperandNames[8] = {"Q",  "K",  "V",  "O",
+                                      "dO", "dQ", "dK", "dV"};
+} // namespace
 
 std::string SdpaProblem::key() const {
   std::string s = typeName(type);
-  for (int64_t x : {batch, heads, sq, skv, d, int64_t(causal)})
+  for (int64_t x :
+       {int64_t(kind), batch, heads, sq, skv, d, int64_t(causal)})
     s += "," + std::to_string(x);
-  for (const int64_t *strides : {q, k, v, o})
-    for (int i = 0; i < 3; ++i)
-      s += "," + std::to_string(strides[i]);
+  std::array<const int64_t *, 8> strides = operandStrides(*this);
+  for (int i = 0; i < sdpaOperandCount(*this); ++i)
+    for (int j = 0; j < 3; ++j)
+      s += "," + std::to_string(strides[i][j]);
   return s;
 }
 
@@ -266,18 +297,28 @@ std::string SdpaProblem::describe() const {
   return "B" + std::to_string(batch) + " S" + std::to_string(sq) + " Skv" +
          std::to_string(skv) + " H" + std::to_string(heads) + " D" +
          std::to_string(d) + " " + typeName(type) +
-         (causal ? " causal" : " non-causal");
+         (causal ? " causal" : " non-causal") +
+         (kind == SdpaKind::Training   ? " training"
+          : kind == SdpaKind::Backward ? " backward"
+                                       : "");
 }
 
-std::string sdpaUnsupported(const SdpaProblem &p, const void *const ptrs[4]) {
+std::string sdpaUnsupported(const SdpaProblem &p, const void *const *ptrs) {
   if (p.type != CUDNN_DATA_BFLOAT16 && p.type != CUDNN_DATA_HALF)
     return "element type is not bf16 or f16";
   if (p.d % 8 != 0 || p.d > 256)
     return "head dim " + std::to_string(p.d) +
            " (cuDNN: a multiple of 8, at most 256)";
-  const char *names[4] = {"Q", "K", "V", "O"};
-  const int64_t *strides[4] = {p.q, p.k, p.v, p.o};
-  for (int i = 0; i < 4; ++i) {
+  const char *const *names = kOperandNames;
+  std::array<const int64_t *, 8> strides = operandStrides(p);
+  // As PyTorch's cuDNN attention backward: dO laid out like O.
+  if (p.kind == SdpaKind::Backward &&
+      !std::equal(p.o, p.o + 3, p.dO))
+    return "dO is not laid out like O (strides " + std::to_string(p.dO[0]) +
+           ", " + std::to_string(p.dO[1]) + ", " + std::to_string(p.dO[2]) +
+           " against " + std::to_string(p.o[0]) + ", " +
+           std::to_string(p.o[1]) + ", " + std::to_string(p.o[2]) + ")";
+  for (int i = 0; i < sdpaOperandCount(p); ++i) {
     if (reinterpret_cast<uintptr_t>(ptrs[i]) % kAlignmentBytes != 0)
       return std::string(names[i]) + " is not 16-byte aligned";
     for (int j = 0; j < 3; ++j)
@@ -293,16 +334,170 @@ const char *describeIndexMath(SdpaIndexMath math) {
   return math == SdpaIndexMath::F32 ? "f32 GEN_INDEX" : "i32 GEN_INDEX";
 }
 
+const char *describeMaskOrder(SdpaMaskOrder order) {
+  return order == SdpaMaskOrder::AfterStats ? "mask after the statistics"
+                                            : "mask before the statistics";
+}
+
+namespace {
+constexpr int64_t kScratchAlignment = 256;
+int64_t alignScratch(int64_t bytes) {
+  return (bytes + kScratchAlignment - 1) / kScratchAlignment *
+         kScratchAlignment;
+}
+
+/// The causal mask of `scores` (GEN_INDEX of its rows and columns, CMP_GE,
+/// BINARY_SELECT with the by-value -inf): the masked scores.
+cudnnBackendDescriptor_t causalMask(SdpaBuilder &g, SdpaIndexMath indexMath,
+                                    cudnnBackendDescriptor_t scores,
+                                    const Dims &dims, const Dims &strides) {
+  const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  const Dims scalar{1, 1, 1, 1};
+  auto negInf = g.tensor("-inf (by value)", kSdpaNegInf, f32, scalar, scalar,
+                         false, true);
+  auto row = g.virtualTensor("row index", CUDNN_DATA_INT32, dims, strides);
+  cudnnDataType_t indexType =
+      indexMath == SdpaIndexMath::F32 ? f32 : CUDNN_DATA_INT32;
+  g.pointwise("gen_row_index", CUDNN_POINTWISE_GEN_INDEX, indexType, scores,
+              nullptr, nullptr, row, /*axis=*/2);
+  auto col = g.virtualTensor("column index", CUDNN_DATA_INT32, dims, strides);
+  g.pointwise("gen_col_index", CUDNN_POINTWISE_GEN_INDEX, indexType, scores,
+              nullptr, nullptr, col, /*axis=*/3);
+  auto keep =
+      g.virtualTensor("row >= column", CUDNN_DATA_BOOLEAN, dims, strides);
+  g.pointwise("causal row >= column", CUDNN_POINTWISE_CMP_GE,
+              CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
+  auto masked = g.virtualTensor("masked S", f32, dims, strides);
+  g.pointwise("causal binary_select", CUDNN_POINTWISE_BINARY_SELECT, f32,
+              scores, negInf, keep, masked);
+  return masked;
+}
+
+bool buildBackward(const CudnnTable &table, const SdpaProblem &p,
+                   SdpaIndexMath indexMath, SdpaMaskOrder maskOrder,
+                   SdpaGraph &graph, std::string &error) {
+  Builder b(table, error);
+  SdpaBuilder g(b, graph);
+  const int64_t B = p.batch, H = p.heads, S = p.sq, T = p.skv, D = p.d;
+  const cudnnDataType_t f32 = CUDNN_DATA_FLOAT, io = p.type;
+  const Dims scoreDims{B, H, S, T}, scoreStrides{H * S * T, S * T, T, 1};
+  // The scores transposed: [b, h, t, s] over the same memory.
+  const Dims scoreTDims{B, H, T, S}, scoreTStrides{H * S * T, S * T, 1, T};
+  const Dims rowDims{B, H, S, 1}, rowStrides{H * S, S, 1, 1};
+  const Dims scalar{1, 1, 1, 1};
+  auto swapped = [](const int64_t strides[3]) {
+    Dims t = bhsdStrides(strides);
+    std::swap(t[2], t[3]);
+    return t;
+  };
+
+  auto q = g.tensor("Q", kSdpaQ, io, {B, H, S, D}, bhsdStrides(p.q), false);
+  auto kT = g.tensor("K^T", kSdpaK, io, {B, H, D, T}, swapped(p.k), false);
+  auto vT = g.tensor("V^T", kSdpaV, io, {B, H, D, T}, swapped(p.v), false);
+  auto o = g.tensor("O", kSdpaO, io, {B, H, S, D}, bhsdStrides(p.o), false);
+  auto dO =
+      g.tensor("dO", kSdpaDO, io, {B, H, S, D}, bhsdStrides(p.dO), false);
+  auto stats = g.tensor("Stats", kSdpaStats, f32, rowDims, rowStrides, false);
+  auto dQ =
+      g.tensor("dQ", kSdpaDQ, io, {B, H, S, D}, bhsdStrides(p.dq), false);
+  auto dK =
+      g.tensor("dK", kSdpaDK, io, {B, H, T, D}, bhsdStrides(p.dk), false);
+  auto dV =
+      g.tensor("dV", kSdpaDV, io, {B, H, T, D}, bhsdStrides(p.dv), false);
+  auto scale = g.tensor("scale (by value)", kSdpaScale, f32, scalar, scalar,
+                        false, true);
+  auto one =
+      g.tensor("1 (by value)", kSdpaOne, f32, scalar, scalar, false, true);
+  auto softmaxSum = g.tensor("softmax_sum", kSdpaSoftmaxSum, f32, rowDims,
+                             rowStrides, false);
+  auto dQAccum = g.tensor("dQ_accum", kSdpaDQAccum, f32, {B, H, S, D},
+                          {H * S * D, S * D, D, 1}, false);
+
+  // softmax_sum = rowsum(dO * O) * 1.
+  auto dOO = g.virtualTensor("dO*O", f32, {B, H, S, D},
+                             {H * S * D, S * D, H * D, 1});
+  g.pointwise("mul_dO_O", CUDNN_POINTWISE_MUL, f32, dO, o, nullptr, dOO);
+  auto rowDot = g.virtualTensor("rowsum(dO*O)", f32, rowDims, rowStrides);
+  g.reduction("reduce_dO_o", CUDNN_REDUCE_TENSOR_ADD, dOO, rowDot);
+  g.pointwise("scale_dropout_inv", CUDNN_POINTWISE_MUL, f32, rowDot, one,
+              nullptr, softmaxSum);
+
+  // E = exp(S * scale [masked] - L): the probabilities, recomputed.
+  auto s = g.virtualTensor("S", f32, scoreDims, scoreStrides);
+  g.matmul("matmul_Q_KT", q, kT, s);
+  auto logits = g.virtualTensor("S*scale", f32, scoreDims, scoreStrides);
+  g.pointwise("mul_s_attn_scale", CUDNN_POINTWISE_MUL, f32, s, scale, nullptr,
+              logits);
+  if (p.causal && maskOrder == SdpaMaskOrder::BeforeStats)
+    logits = causalMask(g, indexMath, logits, scoreDims, scoreStrides);
+  auto shifted = g.virtualTensor("S - L", f32, scoreDims, scoreStrides);
+  g.pointwise("sub_s_m", CUDNN_POINTWISE_SUB, f32, logits, stats, nullptr,
+              shifted);
+  if (p.causal && maskOrder == SdpaMaskOrder::AfterStats)
+    shifted = causalMask(g, indexMath, shifted, scoreDims, scoreStrides);
+  auto e = g.virtualTensor("E = exp(S - L)", f32, scoreDims, scoreStrides);
+  g.pointwise("exp_s", CUDNN_POINTWISE_EXP, f32, shifted, nullptr, nullptr,
+              e);
+
+  // dV = E^T . dO (E^T in the I/O type).
+  auto pT = g.virtualTensor("P^T", io, scoreTDims, scoreTStrides);
+  g.reshape("reshape_p", e, pT);
+  g.matmul("matmul_pT_dO", pT, dO, dV);
+
+  // dS = (dO . V^T - softmax_sum) * E * scale.
+  auto dP = g.virtualTensor("dP", f32, scoreDims, scoreStrides);
+  g.matmul("matmul_dO_VT", dO, vT, dP);
+  auto centered =
+      g.virtualTensor("dP - softmax_sum", f32, scoreDims, scoreStrides);
+  g.pointwise("sub_dP_softmax_sum", CUDNN_POINTWISE_SUB, f32, dP, softmaxSum,
+              nullptr, centered);
+  auto dPE = g.virtualTensor("(dP - softmax_sum) * E", f32, scoreDims,
+                             scoreStrides);
+  g.pointwise("mul_dP_exp_s", CUDNN_POINTWISE_MUL, f32, centered, e, nullptr,
+              dPE);
+  auto dS = g.virtualTensor("dS", f32, scoreDims, scoreStrides);
+  g.pointwise("mul_dS_attn_scale", CUDNN_POINTWISE_MUL, f32, dPE, scale,
+              nullptr, dS);
+
+  // dK = dS^T . Q (dS^T in the I/O type).
+  auto dST = g.virtualTensor("dS^T", io, scoreTDims, scoreTStrides);
+  g.reshape("reshape_dS", dS, dST);
+  g.matmul("matmul_dST_Q", dST, q, dK);
+
+  // dQ = dS . K, accumulated in f32, then converted.
+  auto k = g.virtualTensor("K", f32, {B, H, T, D}, bhsdStrides(p.k));
+  g.reshape("reshape_k", kT, k);
+  g.matmul("matmul_dS_K", dS, k, dQAccum);
+  g.pointwise("identity_dQ", CUDNN_POINTWISE_IDENTITY, f32, dQAccum, nullptr,
+              nullptr, dQ);
+  return b.ok();
+}
+} // namespace
+
+int64_t sdpaBackwardAccumOffset(const SdpaProblem &p) {
+  return alignScratch(p.batch * p.heads * p.sq * int64_t(sizeof(float)));
+}
+
+int64_t sdpaBackwardScratchBytes(const SdpaProblem &p) {
+  return sdpaBackwardAccumOffset(p) +
+         alignScratch(p.batch * p.heads * p.sq * p.d *
+                      int64_t(sizeof(float)));
+}
+
 bool buildSdpaOperations(const CudnnTable &table, const SdpaProblem &p,
                          SdpaIndexMath indexMath, SdpaGraph &graph,
-                         std::string &error) {
+                         std::string &error, SdpaMaskOrder maskOrder) {
   graph.table = &table;
+  graph.kind = p.kind;
   graph.causal = p.causal;
+  graph.accumOffset = sdpaBackwardAccumOffset(p);
   // cudnn-frontend masks with -inf from cuDNN 9.10 on, before with the
   // lowest finite float.
   graph.negInf = table.version >= 91000
                      ? -std::numeric_limits<float>::infinity()
                      : std::numeric_limits<float>::lowest();
+  if (p.kind == SdpaKind::Backward)
+    return buildBackward(table, p, indexMath, maskOrder, graph, error);
   Builder b(table, error);
   SdpaBuilder g(b, graph);
   const int64_t B = p.batch, H = p.heads, S = p.sq, T = p.skv, D = p.d;
@@ -326,27 +521,8 @@ bool buildSdpaOperations(const CudnnTable &table, const SdpaProblem &p,
   g.pointwise("attn_scale", CUDNN_POINTWISE_MUL, f32, s, scale, nullptr,
               scaled);
   auto logits = scaled;
-  if (p.causal) {
-    auto negInf = g.tensor("-inf (by value)", kSdpaNegInf, f32, scalar,
-                           scalar, false, true);
-    auto row = g.virtualTensor("row index", CUDNN_DATA_INT32, scoreDims,
-                               scoreStrides);
-    cudnnDataType_t indexType =
-        indexMath == SdpaIndexMath::F32 ? f32 : CUDNN_DATA_INT32;
-    g.pointwise("gen_row_index", CUDNN_POINTWISE_GEN_INDEX, indexType, scaled,
-                nullptr, nullptr, row, /*axis=*/2);
-    auto col = g.virtualTensor("column index", CUDNN_DATA_INT32, scoreDims,
-                               scoreStrides);
-    g.pointwise("gen_col_index", CUDNN_POINTWISE_GEN_INDEX, indexType, scaled,
-                nullptr, nullptr, col, /*axis=*/3);
-    auto keep = g.virtualTensor("row >= column", CUDNN_DATA_BOOLEAN,
-                                scoreDims, scoreStrides);
-    g.pointwise("causal row >= column", CUDNN_POINTWISE_CMP_GE,
-                CUDNN_DATA_BOOLEAN, row, col, nullptr, keep);
-    logits = g.virtualTensor("masked S", f32, scoreDims, scoreStrides);
-    g.pointwise("causal binary_select", CUDNN_POINTWISE_BINARY_SELECT, f32,
-                scaled, negInf, keep, logits);
-  }
+  if (p.causal)
+    logits = causalMask(g, indexMath, scaled, scoreDims, scoreStrides);
   auto rowMax = g.virtualTensor("row max", f32, rowDims, rowStrides);
   g.reduction("softmax max", CUDNN_REDUCE_TENSOR_MAX, logits, rowMax);
   auto shifted = g.virtualTensor("S - max", f32, scoreDims, scoreStrides);
@@ -360,7 +536,12 @@ bool buildSdpaOperations(const CudnnTable &table, const SdpaProblem &p,
   auto logSum = g.virtualTensor("log(row sum)", f32, rowDims, rowStrides);
   g.pointwise("softmax log", CUDNN_POINTWISE_LOG, f32, rowSum, nullptr,
               nullptr, logSum);
-  auto stats = g.virtualTensor("softmax stats", f32, rowDims, rowStrides);
+  // Written for training (the backward's input), else virtual.
+  auto stats = p.kind == SdpaKind::Training
+                   ? g.tensor("Stats", kSdpaStats, f32, rowDims, rowStrides,
+                              false)
+                   : g.virtualTensor("softmax stats", f32, rowDims,
+                                     rowStrides);
   g.pointwise("softmax stats add", CUDNN_POINTWISE_ADD, f32, rowMax, logSum,
               nullptr, stats);
   // The engines take the probabilities into bmm2 in the I/O type.
@@ -509,21 +690,44 @@ bool buildSdpaPlans(SdpaGraph &graph, cudnnHandle_t handle, int wanted,
 }
 
 bool executeSdpa(const SdpaGraph &graph, const SdpaPlan &plan,
-                 cudnnHandle_t handle, void *q, void *k, void *v, void *o,
-                 float scale, void *workspace, std::string &error) {
+                 cudnnHandle_t handle, const SdpaPointers &ptrs, float scale,
+                 void *workspace, std::string &error) {
   const CudnnTable &t = *graph.table;
   Builder b(t, error);
   const std::string what = "variant pack";
-  float negInf = graph.negInf;
-  int64_t uids[6] = {kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaScale, kSdpaNegInf};
-  void *pointers[6] = {q, k, v, o, &scale, &negInf};
-  int64_t count = graph.causal ? 6 : 5;
+  float negInf = graph.negInf, one = 1.0f;
+  std::vector<int64_t> uids{kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaScale};
+  std::vector<void *> pointers{ptrs.q, ptrs.k, ptrs.v, ptrs.o, &scale};
+  if (graph.causal) {
+    uids.push_back(kSdpaNegInf);
+    pointers.push_back(&negInf);
+  }
+  if (graph.kind != SdpaKind::Inference) {
+    uids.push_back(kSdpaStats);
+    pointers.push_back(ptrs.stats);
+  }
+  if (graph.kind == SdpaKind::Backward) {
+    char *scratch = static_cast<char *>(ptrs.scratch);
+    for (auto [uid, pointer] :
+         std::initializer_list<std::pair<int64_t, void *>>{
+             {kSdpaDO, ptrs.dO},
+             {kSdpaDQ, ptrs.dq},
+             {kSdpaDK, ptrs.dk},
+             {kSdpaDV, ptrs.dv},
+             {kSdpaOne, &one},
+             {kSdpaSoftmaxSum, scratch},
+             {kSdpaDQAccum, scratch + graph.accumOffset}}) {
+      uids.push_back(uid);
+      pointers.push_back(pointer);
+    }
+  }
+  int64_t count = int64_t(uids.size());
   CudnnDescriptor pack = b.make(
       CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, what,
       {DTENSOR_CUDNN_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-                          count, uids),
+                          count, uids.data()),
        DTENSOR_CUDNN_ATTR(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                          CUDNN_TYPE_VOID_PTR, count, pointers),
+                          CUDNN_TYPE_VOID_PTR, count, pointers.data()),
        DTENSOR_CUDNN_ATTR(CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
                           CUDNN_TYPE_VOID_PTR, 1, &workspace)});
   b.check(t.cudnnBackendExecute(handle, plan.plan.get(), pack.get()),
