@@ -51,3 +51,12 @@ if getattr(config, "dtensor_enable_cuda", False):
         config.available_features.add("cuda-driver")
     except OSError:
         pass
+
+# The PyTorch frontend (test/Python): "python-frontend" unless the build
+# opted out (-DDTENSOR_ENABLE_PYTHON_FRONTEND=OFF). %dtpython is the
+# environment's interpreter (scripts/setup.sh); a missing environment fails
+# those tests instead of skipping them.
+if getattr(config, "dtensor_enable_python_frontend", False):
+    config.available_features.add("python-frontend")
+    config.substitutions.append(("%dtpython", config.dtensor_python))
+    config.environment["PYTHONDONTWRITEBYTECODE"] = "1"

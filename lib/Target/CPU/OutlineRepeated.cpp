@@ -389,6 +389,10 @@ func::FuncOp Outliner::outline(unsigned begin, unsigned &numRemat) {
 
 bool Outliner::equalValues(Value a, Value b, unsigned begin,
                            SmallVectorImpl<Value> &callArgs) {
+  // A call argument of another type (two embeddings of different tables
+  // in otherwise equal pieces) is not the same value.
+  if (a.getType() != b.getType())
+    return false;
   auto it = valueMap.find(a);
   if (it != valueMap.end())
     return it->second == b;
