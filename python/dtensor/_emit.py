@@ -364,7 +364,22 @@ def _clamp(b, a, ct, node):
     return x, ct
 
 
+def _relu(b, a, ct, node):
+    if ct in FLOATS:
+        z = b.const(0.0, ct)
+        return b.op(f"arith.maximumf {a[0]}, {z} : {ct}"), ct
+    z = b.const(0, ct)
+    return b.op(f"arith.maxsi {a[0]}, {z} : {ct}"), ct
+
+
+def _silu(b, a, ct, node):
+    s, _ = _sigmoid(b, a, ct, node)
+    return b.op(f"arith.mulf {a[0]}, {s} : {ct}"), ct
+
+
 ELEMENTWISE = {
+    aten.relu.default: _relu,
+    aten.silu.default: _silu,
     aten.add.Tensor: _alpha("addf", "addi"),
     aten.add.Scalar: _alpha("addf", "addi"),
     aten.sub.Tensor: _alpha("subf", "subi"),
