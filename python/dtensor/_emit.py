@@ -1228,11 +1228,12 @@ class GraphEmitter(Emitter):
         return Val(o, (B, S, H, Ev), t, (B, H, S, Ev), [0, 2, 1, 3])
 
 
-def emit_program(ep, entry, mesh_line, module_of=None):
+def emit_program(ep, entry, mesh_line, input_layout=None):
     """The MLIR text of the decomposed ExportedProgram `ep` as `func.func
     @entry`; returns (text, user input names, parameter names, output
-    names). Arguments: the user's tensor inputs, then parameters, then
-    buffers (dtensor.param = their fully qualified names)."""
+    names). Arguments: the user's tensor inputs (laid out `input_layout`
+    where given), then parameters, then buffers (dtensor.param = their
+    fully qualified names)."""
     g = GraphEmitter(ep)
     g.fold()
     sig = ep.graph_signature
@@ -1259,7 +1260,8 @@ def emit_program(ep, entry, mesh_line, module_of=None):
         shape = tuple(meta.shape)
         ssa = "%" + re.sub(r"[^A-Za-z0-9_]", "_", name)
         g.vals[n] = Val(ssa, shape, t, shape, range(len(shape)))
-        attr = f' {{dtensor.param = "{fqn}"}}' if fqn else ""
+        attr = f' {{dtensor.param = "{fqn}"}}' if fqn else (
+            f" {{dtensor.layout = {input_layout}}}" if input_layout else "")
         args.append(f"{ssa}: {ttype(shape, t)}{attr}")
     out_node = next(n for n in ep.graph_module.graph.nodes if n.op == "output")
     for node in ep.graph_module.graph.nodes:

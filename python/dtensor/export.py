@@ -95,7 +95,11 @@ def export(module, args, kwargs=None, *, mesh=1, plan=None, mesh_dim=None,
     sym = "tp" if len(shape) == 1 else "mesh"
     mesh_line = (f"dtensor.mesh @{sym} shape = [{', '.join(map(str, shape))}] "
                  f"names = [{', '.join(repr(n).replace(chr(39), chr(34)) for n in names)}]")
-    text, input_names, param_names, output_names = emit_program(ep, entry, mesh_line)
+    # Without a plan every input is replicated (propagation lays out the
+    # rest), so that the program runs as it is.
+    replicated = f"#dtensor.layout<@{sym}, [{', '.join(['R'] * len(shape))}]>"
+    text, input_names, param_names, output_names = emit_program(
+        ep, entry, mesh_line, None if plan is not None else replicated)
     # The argument tensors, in the function's order.
     state = dict(module.named_parameters(remove_duplicate=False))
     state.update(dict(module.named_buffers(remove_duplicate=False)))

@@ -77,3 +77,21 @@ def bert():
     }
     return {"module": m, "args": (ids,), "kwargs": {"token_type_ids": types},
             "plan": plan, "mesh": 2}
+
+
+class _Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(16, 32)
+        self.down = torch.nn.Linear(32, 16)
+
+    def forward(self, x):
+        y = self.down(torch.relu(self.up(x)))
+        return torch.nn.functional.gelu(y, approximate="tanh").log_softmax(-1)
+
+
+def mlp():
+    """A plain module without a plan: inputs replicated, propagation lays out
+    the rest."""
+    torch.manual_seed(0)
+    return {"module": _Mlp(), "args": (torch.randn(4, 8, 16),), "mesh": 2}
