@@ -524,7 +524,42 @@ class Emitter:
         return Val(r, shape, t, shape, range(len(shape)))
 
     def exact(self, v):
-        return v if v.is_exact() else self.materialize(v)
+        """v with every logical dim held by a physical dim of its size; unit
+        dims are inserted physically next to the dim before them, so the
+        physical order of the others is kept."""
+        if v.is_exact():
+            return v
+        held = [p for p in v.lmap if p is not None]
+        if (v.squeezable() and sorted(held) == list(range(len(v.pshape))) and
+                all(v.shape[l] == 1 or v.pshape[p] == v.shape[l]
+                    for l, p in enumerate(v.lmap) if p is not None)):
+            # Physical position of each logical dim: held dims keep theirs,
+            # a unit dim goes right after the dim before it.
+            keys = {}
+            for l, p in enumerate(v.lmap):
+                if p is not None:
+                    keys[l] = (p, 0, l)
+                else:
+                    keys[l] = (keys[l - 1][0] if l else -1, 1, l)
+            order = sorted(range(len(v.shape)), key=lambda l: keys[l])
+            pshape = [v.shape[l] for l in order]
+            groups, cur = [], []
+            for i, l in enumerate(order):
+                cur.append(i)
+                if v.lmap[l] is not None:
+                    groups.append(cur)
+                    cur = []
+            if cur:
+                if groups:
+                    groups[-1] += cur
+                else:
+                    groups = []
+            ra = "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
+            r = self.fresh("ex")
+            self.emit(f"{r} = tensor.expand_shape {v.name} {ra} output_shape [{', '.join(map(str, pshape))}] {self.attr()} : {v.ptype} into {ttype(pshape, v.t)}")
+            pos = {l: i for i, l in enumerate(order)}
+            return Val(r, pshape, v.t, v.shape, [pos[l] for l in range(len(v.shape))])
+        return self.materialize(v)
 
     def realize(self, v):
         """v with its broadcast dims materialized in place: each right
@@ -559,7 +594,10 @@ class Emitter:
         exprs = []
         for k, size in enumerate(v.pshape):
             ls = [l for l, p in enumerate(v.lmap) if p == k]
-            if size == 1 or not ls:
+            if ls and size == 1 and out_shape[ls[0] + off] == 1 and \
+                    (ls[0] + off) in loop_of:
+                exprs.append(f"d{loop_of[ls[0] + off]}")  # a unit dim kept
+            elif size == 1 or not ls:
                 exprs.append("0")
             else:
                 exprs.append(f"d{loop_of[ls[0] + off]}")
@@ -667,6 +705,9 @@ class Emitter:
         if order is not None:
             nz = list(order)
         elif ref is not None:
+            # Unit dims the reference holds stay (a batch of 1 keeps its dim).
+            nz = [l for l in range(len(out_shape))
+                  if out_shape[l] != 1 or ref.lmap[l] is not None]
             nz.sort(key=lambda l: ref.lmap[l])
         loops = len(nz)
         loop_of = {l: i for i, l in enumerate(nz)}

@@ -95,3 +95,15 @@ def mlp():
     the rest."""
     torch.manual_seed(0)
     return {"module": _Mlp(), "args": (torch.randn(4, 8, 16),), "mesh": 2}
+
+
+def llama_bf16_d64():
+    """A bf16 Llama layer with head dim 64 and a batch of 1 (a unit dim the
+    export keeps where the attention chain needs it)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(vocab_size=128, hidden_size=256, intermediate_size=256,
+                      num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2)
+    torch.manual_seed(0)
+    m = LlamaForCausalLM(cfg).to(torch.bfloat16).eval()
+    return {"module": m, "args": (torch.randint(0, 128, (1, 16)),),
+            "kwargs": {"use_cache": False}, "plan": m.tp_plan, "mesh": 2}
