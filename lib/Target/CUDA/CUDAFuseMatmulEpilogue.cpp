@@ -57,16 +57,19 @@ static bool isLastDimProjection(AffineMap map) {
              getAffineDimExpr(map.getNumDims() - 1, map.getContext());
 }
 
-/// Whether `op` computes out = in0 + in1 elementwise, in0 and in1 of the
-/// output's tensor type, or one of them a bias (rank 1, the output's last
-/// dimension, read along the last loop): one init, identity maps but the
-/// bias's, parallel loops, and a body `yield addf(in0, in1)` in the element
-/// type or `yield truncf(addf(extf in0, extf in1))` through a wider float.
-static bool isAdd(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+/// Whether `op` (a linalg.generic or linalg.add: autodiff accumulates
+/// gradients with linalg.add) computes out = in0 + in1 elementwise, in0 and
+/// in1 of the output's tensor type, or one of them a bias (rank 1, the
+/// output's last dimension, read along the last loop): one init, identity
+/// maps but the bias's, parallel loops, and a body `yield addf(in0, in1)` in
+/// the element type or `yield truncf(addf(extf in0, extf in1))` through a
+/// wider float.
+static bool isAdd(linalg::LinalgOp op) {
+  if (!isa<linalg::GenericOp, linalg::AddOp>(op) ||
+      !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
     return false;
-  auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type || !op.getIndexingMapsArray().back().isIdentity())
     return false;
   Type element = type.getElementType();
@@ -107,7 +110,7 @@ static bool isAdd(linalg::GenericOp op) {
 
 /// The contraction whose only use is operand `number` of `add`, in the same
 /// block, computed from zero (its init a zero fill) into `add`'s type.
-static linalg::LinalgOp zeroInitContraction(linalg::GenericOp add,
+static linalg::LinalgOp zeroInitContraction(linalg::LinalgOp add,
                                             unsigned number) {
   Value value = add.getDpsInputs()[number];
   auto op = value.getDefiningOp<linalg::LinalgOp>();
@@ -116,12 +119,21 @@ static linalg::LinalgOp zeroInitContraction(linalg::GenericOp add,
   if (!op || op->getBlock() != add->getBlock() || !value.hasOneUse() ||
       !linalg::isaContractionOpInterface(op) || !op.hasPureTensorSemantics() ||
       op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
-      value.getType() != add.getResult(0).getType())
+      value.getType() != add->getResult(0).getType())
     return nullptr;
   auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
   if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
     return nullptr;
   return op;
+}
+
+/// Whether the matmul replacing `add` may accumulate onto `other` itself:
+/// a value of the add's type computed by an op (not an argument, which the
+/// function must not write) that nothing but the add reads, so that
+/// bufferization writes its buffer in place.
+static bool isAccumulable(Value other, linalg::LinalgOp add) {
+  return other.getDefiningOp() && other.hasOneUse() &&
+         other.getType() == add->getResult(0).getType();
 }
 
 struct CUDAFuseMatmulEpiloguePass
@@ -130,18 +142,18 @@ struct CUDAFuseMatmulEpiloguePass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> adds;
-    getOperation().walk([&](linalg::GenericOp op) {
+    SmallVector<linalg::LinalgOp> adds;
+    getOperation().walk([&](linalg::LinalgOp op) {
       if (isAdd(op))
         adds.push_back(op);
     });
-    for (linalg::GenericOp add : adds) {
+    for (linalg::LinalgOp add : adds) {
       // The first input that is a fusable contraction (read whole); the
       // other is the residual or the bias.
       for (unsigned number = 0; number < 2; ++number) {
         linalg::LinalgOp matmul = zeroInitContraction(add, number);
         Value other = add.getDpsInputs()[1 - number];
-        auto type = cast<RankedTensorType>(add.getResult(0).getType());
+        auto type = cast<RankedTensorType>(add->getResult(0).getType());
         bool bias =
             cast<RankedTensorType>(other.getType()).getRank() != type.getRank();
         // (A bias's broadcast is built on a tensor.empty of static shape.)
@@ -152,7 +164,12 @@ struct CUDAFuseMatmulEpiloguePass
         OpBuilder builder(add);
         Location loc = add.getLoc();
         Value init;
-        if (!bias) {
+        if (!bias && isAccumulable(other, add)) {
+          // A partial sum only the add reads (another matmul's product, the
+          // backward's dX = dA.A^T + dB.B^T): accumulated onto in place,
+          // the second matmul reading and writing the first's buffer.
+          init = other;
+        } else if (!bias) {
           // The residual: a copy of it, accumulated onto.
           init = bufferization::AllocTensorOp::create(builder, loc, type,
                                                       ValueRange(), other);
@@ -168,8 +185,8 @@ struct CUDAFuseMatmulEpiloguePass
         IRMapping mapping;
         mapping.map(matmul.getDpsInits()[0], init);
         Operation *fused = builder.clone(*matmul, mapping);
-        add.getResult(0).replaceAllUsesWith(fused->getResult(0));
-        add.erase();
+        add->getResult(0).replaceAllUsesWith(fused->getResult(0));
+        add->erase();
         matmul.erase();
         break;
       }

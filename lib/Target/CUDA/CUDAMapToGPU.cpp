@@ -20,12 +20,14 @@
 #include "dtensor/Conversion/DTensorToRuntime/Buffers.h"
 #include "dtensor/Dialect/DTensor/DTensorAttrNames.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -70,6 +72,129 @@ static linalg::FillOp fillRightBefore(Operation *op, Value output) {
       fill.getOutputs().front() == output)
     return fill;
   return nullptr;
+}
+
+/// Whether `op` is reduced by serialReduce: on buffers, parallel loops
+/// (at least one) and reduction loops (at least one), in any order, every
+/// output indexed by the parallel loops only (as a reduction's are) and no
+/// view of an input (its values kept in registers until the end).
+static bool serialReducible(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumParallelLoops() == 0 ||
+      op.getNumReductionLoops() == 0 || !op.getBlock())
+    return false;
+  SmallVector<utils::IteratorType> types = op.getIteratorTypesArray();
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (!isa<MemRefType>(init.get().getType()))
+      return false;
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    for (auto [d, type] : llvm::enumerate(types))
+      if (type != utils::IteratorType::parallel && map.isFunctionOfDim(d))
+        return false;
+    Value root = getRootBuffer(init.get());
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (isa<MemRefType>(input->get().getType()) &&
+          getRootBuffer(input->get()) == root)
+        return false;
+  }
+  return true;
+}
+
+/// `op` (serialReducible) as a parallel loop over its parallel dims, each
+/// iteration folding the reduction dims (in their order) in scf.for loops
+/// with the outputs' values carried in registers (iter_args): loaded once
+/// (or `start`, a fill's value folded in, for a single output) and stored
+/// once. linalg's own loops would load and store the output at every step,
+/// which the GPU cannot keep in a register (the output may alias an input
+/// as far as LLVM knows): a read-modify-write of global memory per element
+/// reduced.
+static void serialReduce(RewriterBase &rewriter, linalg::LinalgOp op,
+                         Value start) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Range> ranges = op.createLoopRanges(rewriter, loc);
+  SmallVector<unsigned> parallelDims, reductionDims;
+  for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    (type == utils::IteratorType::parallel ? parallelDims : reductionDims)
+        .push_back(d);
+  auto bounds = [&](ArrayRef<unsigned> dims, SmallVector<Value> &lbs,
+                    SmallVector<Value> &ubs, SmallVector<Value> &steps) {
+    for (unsigned d : dims) {
+      lbs.push_back(getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                    ranges[d].offset));
+      ubs.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, loc, ranges[d].size));
+      steps.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, loc, ranges[d].stride));
+    }
+  };
+  SmallVector<Value> lbs, ubs, steps;
+  bounds(parallelDims, lbs, ubs, steps);
+  auto loop = scf::ParallelOp::create(rewriter, loc, lbs, ubs, steps);
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  // The loop indices in the op's order; the reduction dims' set per step
+  // (0 for the outputs, which never read them).
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  SmallVector<Value> at(op.getNumLoops(), zero);
+  for (auto [d, iv] : llvm::zip(parallelDims, loop.getInductionVars()))
+    at[d] = iv;
+  // The element of `operand` at the loop indices `indices`.
+  auto indicesOf = [&](OpBuilder &builder, OpOperand &operand,
+                       ValueRange indices) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    SmallVector<Value> result;
+    for (unsigned r = 0; r < map.getNumResults(); ++r)
+      result.push_back(affine::AffineApplyOp::create(
+          builder, loc, map.getSubMap({r}), indices));
+    return result;
+  };
+  SmallVector<Value> inits;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (start) {
+      inits.push_back(start);
+      continue;
+    }
+    inits.push_back(memref::LoadOp::create(rewriter, loc, init.get(),
+                                           indicesOf(rewriter, init, at)));
+  }
+  SmallVector<Value> rlbs, rubs, rsteps;
+  bounds(reductionDims, rlbs, rubs, rsteps);
+  Block *body = op.getBlock();
+  scf::LoopNest nest = scf::buildLoopNest(
+      rewriter, loc, rlbs, rubs, rsteps, inits,
+      [&](OpBuilder &builder, Location, ValueRange reduced,
+          ValueRange accs) -> scf::ValueVector {
+        SmallVector<Value> all(at);
+        for (auto [d, iv] : llvm::zip(reductionDims, reduced))
+          all[d] = iv;
+        IRMapping mapping;
+        for (OpOperand *input : op.getDpsInputOperands()) {
+          BlockArgument arg = body->getArgument(input->getOperandNumber());
+          if (!isa<MemRefType>(input->get().getType())) {
+            mapping.map(arg, input->get());
+            continue;
+          }
+          mapping.map(arg,
+                      memref::LoadOp::create(builder, loc, input->get(),
+                                             indicesOf(builder, *input, all)));
+        }
+        for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+          mapping.map(body->getArgument(init.getOperandNumber()), accs[i]);
+        for (Operation &nested : body->without_terminator()) {
+          if (auto index = dyn_cast<linalg::IndexOp>(nested)) {
+            mapping.map(index.getResult(), all[index.getDim()]);
+            continue;
+          }
+          builder.clone(nested, mapping);
+        }
+        return llvm::map_to_vector(
+            body->getTerminator()->getOperands(),
+            [&](Value v) { return mapping.lookupOrDefault(v); });
+      });
+  for (auto [init, result] :
+       llvm::zip(op.getDpsInitsMutable(), nest.results))
+    memref::StoreOp::create(rewriter, loc, result, init.get(),
+                            indicesOf(rewriter, init, at));
+  rewriter.eraseOp(op);
 }
 
 struct CUDAMapToGPUPass
@@ -118,10 +243,14 @@ struct CUDAMapToGPUPass
     //    into the reduction's kernel: the kernel writes every element of
     //    the output, so the fill's kernel and the reduction's load of the
     //    old value both go.
+    //    Likewise for a reduction of one output that each thread folds
+    //    alone (serialReduce).
     llvm::DenseMap<Operation *, Value> startValues;
     SmallVector<linalg::FillOp> folded;
     func.walk([&](linalg::LinalgOp op) {
-      if (!warpReducible(op, blockSize))
+      if (op->getParentOfType<scf::ParallelOp>() ||
+          (!warpReducible(op, blockSize) &&
+           !(serialReducible(op) && op.getNumDpsInits() == 1)))
         return;
       if (linalg::FillOp fill =
               fillRightBefore(op, op.getDpsInitOperand(0)->get())) {
@@ -159,6 +288,11 @@ struct CUDAMapToGPUPass
       }
       if (std::optional<int64_t> lanes = vectorLanes(op, vectorBytes)) {
         vectorizeElementwise(rewriter, op, *lanes);
+        continue;
+      }
+      // A reduction each thread folds for its outputs, in registers.
+      if (serialReducible(op)) {
+        serialReduce(rewriter, op, startValues.lookup(op));
         continue;
       }
       rewriter.setInsertionPoint(op);

@@ -142,15 +142,21 @@ static bool collapsible(MemRefType type, ArrayRef<unsigned> dims,
   return memref::CollapseShapeOp::isGuaranteedCollapsible(type, reassociation);
 }
 
-/// The plan of `op`, or failure with the reason in `why`.
-static FailureOr<MatmulPlan> planMatmul(linalg::LinalgOp op,
-                                        std::string &why) {
+/// The plan of `op`, or failure with the reason in `why`. With `swapped`,
+/// the call's A is the op's second input and B its first: the call computes
+/// C = B'.A' (the same products, the roles of m and n exchanged), which
+/// writes a C laid out (n, m) in place, e.g. a weight gradient dW = X^T.dY
+/// written as dW^T = dY^T.X.
+static FailureOr<MatmulPlan> planMatmul(linalg::LinalgOp op, std::string &why,
+                                        bool swapped = false) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1) {
     why = "not a contraction of two inputs into one output";
     return failure();
   }
+  if (swapped)
+    std::swap(dims->m, dims->n);
   size_t numClassified = dims->batch.size() + dims->m.size() +
                          dims->n.size() + dims->k.size();
   if (numClassified != op.getNumLoops()) {
@@ -185,6 +191,11 @@ static FailureOr<MatmulPlan> planMatmul(linalg::LinalgOp op,
   assign(dims->k, K);
   // Each operand indexed by exactly the dims of its roles, each once.
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<Value> operands = llvm::to_vector(op->getOperands().take_front(3));
+  if (swapped) {
+    std::swap(maps[0], maps[1]);
+    std::swap(operands[0], operands[1]);
+  }
   for (unsigned operand = 0; operand < 3; ++operand) {
     AffineMap map = maps[operand];
     size_t expected = 0;
@@ -212,8 +223,7 @@ static FailureOr<MatmulPlan> planMatmul(linalg::LinalgOp op,
     }
   }
   SmallVector<MemRefType> types = llvm::map_to_vector(
-      op->getOperands().take_front(3),
-      [](Value v) { return cast<MemRefType>(v.getType()); });
+      operands, [](Value v) { return cast<MemRefType>(v.getType()); });
   // The loop dims of `role` in the memory order of `operand`.
   auto orderIn = [&](unsigned operand, Role role) {
     SmallVector<unsigned> order;
@@ -524,7 +534,24 @@ struct CUDAMatmulToRuntimePass
       remarkNotMatmul(op, why);
       return success();
     }
-    Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+    // A C laid out (n, m) (a weight gradient's dW = X^T.dY into a [out, in]
+    // weight): the inputs exchanged make it (m, n), written in place instead
+    // of through a temporary and a transposing copy kernel. Taken where it
+    // makes fewer dense copies (kernels) than the plan as written.
+    bool swapped = false;
+    auto copies = [](const MatmulPlan &p) {
+      return llvm::count(ArrayRef<bool>(p.dense), true);
+    };
+    if (plan->dense[2]) {
+      std::string ignored;
+      FailureOr<MatmulPlan> other = planMatmul(op, ignored, /*swapped=*/true);
+      if (succeeded(other) && copies(*other) < copies(*plan)) {
+        plan = std::move(other);
+        swapped = true;
+      }
+    }
+    Value a = op.getDpsInputs()[swapped ? 1 : 0];
+    Value b = op.getDpsInputs()[swapped ? 0 : 1];
     Value c = op.getDpsInits()[0];
     auto typeA = cast<MemRefType>(a.getType());
     auto typeB = cast<MemRefType>(b.getType());

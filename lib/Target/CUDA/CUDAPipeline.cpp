@@ -3,7 +3,7 @@
 // Stage by stage (docs/cuda-target.md has the reasons):
 //   1. collectives -> runtime calls (shared with the CPU target)
 //   2. residual adds into matmul epilogues, elementwise fusion on tensors,
-//      transposes folded into matmuls
+//      transposes folded into matmuls, column reductions split
 //   3. One-Shot Bufferize
 //   4. matmuls -> dtensor_rt_matmul_<T> (cuBLASLt)
 //   5. buffers -> device memory (gpu.alloc / gpu.dealloc)
@@ -94,6 +94,8 @@ void mlir::dtensor::buildCUDALoweringPipeline(
   //    Fusion folds constant operands into contractions (a backward seeded
   //    with ones): reduce once where the result repeats along a dim.
   pm.addNestedPass<func::FuncOp>(createHoistBroadcastDimsPass());
+  //    Column reductions with few outputs over more threads.
+  pm.addNestedPass<func::FuncOp>(createCUDASplitReductionPass());
   pm.addPass(createCanonicalizerPass());
 
   // 3. Buffers (as on the CPU target), collectives in place where they may.

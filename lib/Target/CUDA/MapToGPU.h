@@ -81,9 +81,11 @@ void vectorizeElementwise(IRRewriter &rewriter, linalg::LinalgOp op,
 /// The combiner of a row reduction that one warp can compute, if `op` is
 /// one: a single output on buffers indexed by the leading (parallel) loops
 /// in order, all reduction loops trailing, static sizes with at least a
-/// warp's worth of elements per row, and a body `yield combiner(acc, f(ins))`
-/// whose accumulator (32 bits, a shuffle's width) is used by the combiner
-/// only, the combiner an associative and commutative arith op.
+/// warp's worth of elements per row, every buffer input read along the
+/// innermost loop having it as its last, unit-stride index (coalesced lanes),
+/// and a body `yield combiner(acc, f(ins))` whose accumulator (32 bits, a
+/// shuffle's width) is used by the combiner only, the combiner an
+/// associative and commutative arith op.
 Operation *warpReducible(linalg::LinalgOp op, int64_t blockSize);
 
 /// How many consecutive elements a lane of a warp reduction loads at once

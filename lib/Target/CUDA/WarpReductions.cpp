@@ -104,6 +104,25 @@ Operation *cuda::warpReducible(linalg::LinalgOp op, int64_t blockSize) {
   for (unsigned i = 0; i < parallel; ++i)
     if (initMap.getResult(i) != getAffineDimExpr(i, op.getContext()))
       return nullptr;
+  // Lanes take consecutive steps of the innermost reduced loop: an input
+  // read along it must have it as its last, unit-stride index, or every
+  // lane of a load touches its own line (a column sum with its parallel
+  // loop moved outside reads down a column: a thread per output, with
+  // neighbouring threads on neighbouring columns, reads it coalesced).
+  unsigned last = op.getNumLoops() - 1;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!type || !map.isFunctionOfDim(last))
+      continue;
+    auto lastIndex = dyn_cast<AffineDimExpr>(map.getResults().back());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!lastIndex || lastIndex.getPosition() != last ||
+        (succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() != 1))
+      return nullptr;
+  }
   Block *body = op.getBlock();
   BlockArgument acc = body->getArgument(init->getOperandNumber());
   auto yield = cast<linalg::YieldOp>(body->getTerminator());

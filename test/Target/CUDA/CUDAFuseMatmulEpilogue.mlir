@@ -1,4 +1,4 @@
-// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-fuse-matmul-epilogue | FileCheck %s
+// RUN: dtensor-opt %s -split-input-file --verify-each --dtensor-cuda-fuse-matmul-epilogue | FileCheck %s
 
 // A bf16 residual add through f32 (the transformer layer's h = x + attn)
 // becomes the matmul accumulating onto a copy of the residual: the argument
@@ -260,4 +260,40 @@ func.func @dynamic_rows(%x: tensor<?x32xf32>, %a: tensor<?x8xf32>, %b: tensor<8x
     linalg.yield %s : f32
   } -> tensor<?x32xf32>
   return %r, %r2 : tensor<?x32xf32>, tensor<?x32xf32>
+}
+
+// -----
+
+// The backward's sum of two matmul products (dX = dA.W1^T + dB.W3^T of a
+// SwiGLU, autodiff's linalg.add): the second matmul accumulates onto the
+// first's product itself, which nothing else reads (no copy: bufferization
+// writes it in place, and the matmul rewrite calls cuBLASLt with
+// accumulate = 1, beta = 1). A sum whose other operand is also read
+// elsewhere keeps the copy.
+// CHECK-LABEL: func.func @sum_of_products(
+// CHECK-SAME:      %[[DA:.*]]: tensor<16x8xbf16>, %[[W1:.*]]: tensor<32x8xbf16>, %[[DB:.*]]: tensor<16x8xbf16>, %[[W3:.*]]: tensor<32x8xbf16>
+// CHECK:         %[[Q:.*]] = linalg.matmul {{.*}} ins(%[[DB]], %[[W3]] : {{.*}}) outs(%{{.*}} : tensor<16x32xbf16>)
+// CHECK-NOT:     bufferization.alloc_tensor
+// CHECK:         %[[S:.*]] = linalg.matmul {{.*}} ins(%[[DA]], %[[W1]] : {{.*}}) outs(%[[Q]] : tensor<16x32xbf16>)
+// CHECK:         %[[P2:.*]] = linalg.matmul {{.*}} ins(%[[DA]], %[[W1]] : {{.*}}) outs(%{{.*}} : tensor<16x32xbf16>)
+// CHECK:         %[[C:.*]] = bufferization.alloc_tensor() copy(%[[P2]])
+// CHECK:         %[[T:.*]] = linalg.matmul {{.*}} ins(%[[DB]], %[[W3]] : {{.*}}) outs(%[[C]] : tensor<16x32xbf16>)
+// CHECK-NOT:     linalg.add
+// CHECK:         return %[[S]], %[[T]], %[[P2]]
+#a = affine_map<(m, n, k) -> (m, k)>
+#bt = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+func.func @sum_of_products(%da: tensor<16x8xbf16>, %w1: tensor<32x8xbf16>, %db: tensor<16x8xbf16>, %w3: tensor<32x8xbf16>)
+    -> (tensor<16x32xbf16>, tensor<16x32xbf16>, tensor<16x32xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<16x32xbf16>
+  %f = linalg.fill ins(%zero : bf16) outs(%e : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %p = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%da, %w1 : tensor<16x8xbf16>, tensor<32x8xbf16>) outs(%f : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %q = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%db, %w3 : tensor<16x8xbf16>, tensor<32x8xbf16>) outs(%f : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %s = linalg.add ins(%p, %q : tensor<16x32xbf16>, tensor<16x32xbf16>) outs(%e : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  // The same sum, its first product also returned.
+  %p2 = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%da, %w1 : tensor<16x8xbf16>, tensor<32x8xbf16>) outs(%f : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %q2 = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%db, %w3 : tensor<16x8xbf16>, tensor<32x8xbf16>) outs(%f : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %t = linalg.add ins(%p2, %q2 : tensor<16x32xbf16>, tensor<16x32xbf16>) outs(%e : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  return %s, %t, %p2 : tensor<16x32xbf16>, tensor<16x32xbf16>, tensor<16x32xbf16>
 }

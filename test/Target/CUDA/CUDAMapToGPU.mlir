@@ -352,10 +352,11 @@ func.func @block_size(%y: memref<1000xbf16>) {
 
 // A reduction over a middle dim ([parallel, reduction, parallel]; the
 // backward of a contraction whose other operand folded to ones, as in the
-// FSDP + TP training step): the parallel loops move outside the reduction
-// loop, so the whole nest is one kernel with one thread per output element
-// and the reduction an scf.for in the thread (a nested scf.parallel under
-// the scf.for was left on the host by the conversion).
+// FSDP + TP training step): the reduction loop is moved inside the
+// parallel ones, so the parallel dims (8 x 32) are one flat loop of threads,
+// each folding its 16 elements in an scf.for: one kernel of 256 threads
+// (not 8 threads each running the trailing dim as a loop, nor a nested
+// scf.parallel under the scf.for, which the conversion leaves on the host).
 // CHECK-LABEL: func.func @middle_reduction(
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
@@ -411,6 +412,83 @@ func.func @outer_reduction(%h: memref<64x48xbf16>, %g: memref<48xf32>) {
     %x = arith.extf %in : bf16 to f32
     %s = arith.addf %out, %x : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A column sum ([reduction, parallel]: the gradient of a norm's gain, summed
+// over the tokens): one kernel, a thread per column folding the rows in an
+// scf.for, neighbouring threads reading neighbouring columns, the sum in a
+// register (iter_args) from the fill's value (folded in: no fill kernel)
+// and stored once. Before, the reduction loop was outermost: a host loop
+// launching a kernel per row.
+// LAUNCH-LABEL: func.func @column_sum(
+// LAUNCH-NOT:    scf.for
+// LAUNCH-NOT:    linalg.fill
+// LAUNCH:        %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// LAUNCH-NOT:    linalg.fill
+// LAUNCH:        gpu.launch
+// LAUNCH-NOT:      gpu.terminator
+// LAUNCH:          %[[COL:.*]] = arith.addi
+// LAUNCH-NOT:      gpu.terminator
+// LAUNCH:          %[[SUM:.*]] = scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32)
+// LAUNCH:            %[[R:.*]] = affine.apply #{{.*}}(%[[ROW]], %{{.*}})
+// LAUNCH:            %[[V:.*]] = memref.load %{{.*}}[%[[R]], %{{.*}}] : memref<64x32xbf16>
+// LAUNCH:            %[[E:.*]] = arith.extf %[[V]]
+// LAUNCH:            %[[S:.*]] = arith.addf %[[ACC]], %[[E]]
+// LAUNCH-NOT:        memref.store
+// LAUNCH:            scf.yield %[[S]]
+// LAUNCH:          }
+// LAUNCH:          memref.store %[[SUM]], %{{.*}} : memref<32xf32>
+// LAUNCH:          gpu.terminator
+// LAUNCH-NOT:    gpu.launch
+// LAUNCH:        return
+func.func @column_sum(%x: memref<64x32xbf16>, %g: memref<32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%g : memref<32xf32>)
+  linalg.generic {
+      indexing_maps = [affine_map<(r, c) -> (r, c)>,
+                       affine_map<(r, c) -> (c)>],
+      iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<64x32xbf16>) outs(%g : memref<32xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %s = arith.addf %out, %e : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A column sum whose output buffer is also read as an input (each step
+// adds the old value again: no register can hold the sum): the parallel
+// loop still outermost (the reduction loop inside it), one kernel with the
+// row loop in the thread, not a host loop of launches.
+// LAUNCH-LABEL: func.func @column_sum_aliased(
+// LAUNCH-NOT:    scf.for
+// LAUNCH:        gpu.launch
+// LAUNCH:          scf.for
+// LAUNCH:            memref.load %{{.*}} : memref<64x32xbf16>
+// LAUNCH:            memref.store
+// LAUNCH:          }
+// LAUNCH:          gpu.terminator
+// LAUNCH-NOT:    gpu.launch
+// LAUNCH:        return
+func.func @column_sum_aliased(%x: memref<64x32xbf16>, %g: memref<32xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(r, c) -> (r, c)>,
+                       affine_map<(r, c) -> (c)>,
+                       affine_map<(r, c) -> (c)>],
+      iterator_types = ["reduction", "parallel"]}
+      ins(%x, %g : memref<64x32xbf16>, memref<32xf32>) outs(%g : memref<32xf32>) {
+  ^bb0(%in: bf16, %old: f32, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %s = arith.addf %out, %e : f32
+    %t = arith.addf %s, %old : f32
+    linalg.yield %t : f32
   }
   return
 }

@@ -194,18 +194,22 @@ func.func @not_matmuls(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %r: memref<4xf3
 
 // -----
 
-// A transposed output: the product goes to a dense temporary, copied into
-// C's transposed view by a linalg.copy (a kernel); no zero fill, so C's
-// values are first copied into the temporary (accumulate=1).
+// A transposed output C[n, m] (a weight gradient dW = X^T.dY into a
+// weight laid out [out, in]): the inputs exchanged, the call computes
+// C = B^T.A^T on transposed views (cuBLASLt's transpose flags) into C in
+// place; no temporary, no copy kernel. No zero fill: accumulate=1.
 // CHECK-LABEL: func.func @transposed_output(
-// CHECK-SAME:      %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8x6xf32>, %[[C:.*]]: memref<6x4xf32>)
-// CHECK:         %[[CT:.*]] = memref.transpose %[[C]] (d0, d1) -> (d1, d0)
-// CHECK:         %[[TMP:.*]] = memref.alloc() : memref<4x6xf32>
-// CHECK:         linalg.copy ins(%[[CT]] : {{.*}}) outs(%[[TMP]] : memref<4x6xf32>)
-// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
-// CHECK:         %[[UT:.*]] = memref.cast %[[TMP]]
-// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[UT]], %[[ONE]])
-// CHECK:         linalg.copy ins(%[[TMP]] : memref<4x6xf32>) outs(%[[CT]] : {{.*}})
+// CHECK-SAME:      %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x6xf32>, %[[C:.*]]: memref<6x4xf32>)
+// CHECK-DAG:     %[[BT:.*]] = memref.transpose %[[B]] (d0, d1) -> (d1, d0) : memref<8x6xf32> to memref<6x8xf32, strided<[1, 6]>>
+// CHECK-DAG:     %[[AT:.*]] = memref.transpose %[[A]] (d0, d1) -> (d1, d0) : memref<4x8xf32> to memref<8x4xf32, strided<[1, 8]>>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[UB:.*]] = memref.cast %[[BT]]
+// CHECK-DAG:     %[[UA:.*]] = memref.cast %[[AT]]
+// CHECK-DAG:     %[[UC:.*]] = memref.cast %[[C]] : memref<6x4xf32> to memref<*xf32>
+// CHECK:         call @dtensor_rt_matmul_f32(%{{.*}}, %[[UB]], %[[UA]], %[[UC]], %[[ONE]])
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.copy
+// CHECK:         return
 func.func @transposed_output(%a: memref<4x8xf32>, %b: memref<8x6xf32>, %c: memref<6x4xf32>) {
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (n, m)>]
     ins(%a, %b : memref<4x8xf32>, memref<8x6xf32>) outs(%c : memref<6x4xf32>)

@@ -62,6 +62,44 @@
 // CONTRACTIONS-NOT:     llvm.call @dtensor_rt_matmul
 // CONTRACTIONS:         gpu.binary
 
+// The backward of a bf16 SwiGLU MLP (dtensor-autodiff's joint function,
+// forward recomputed): two kernels, the forward's silu(a) * b and one for
+// the backward's elementwise body, whose gradients of a and b read the same
+// operands (two sibling generics, merged into one of two results); nine
+// cuBLASLt calls, the weight gradients on transposed views (no transposing
+// copy kernel), dX = dA.W1^T + dB.W3^T the second call accumulating onto
+// the first's product (no add kernel).
+// RUN: dtensor-opt %S/Inputs/swiglu_mlp_bf16.mlir --dtensor-autodiff | dtensor-opt --dtensor-spmd \
+// RUN:   | dtensor-opt --verify-each --dtensor-cuda-lowering=format=isa > %t.mlpgrad.mlir
+// RUN: FileCheck %s --check-prefix=MLPGRAD < %t.mlpgrad.mlir
+// RUN: FileCheck %s --check-prefix=MLPGRAD-CALLS < %t.mlpgrad.mlir
+// RUN: FileCheck %s --check-prefix=ONLYLLVM < %t.mlpgrad.mlir
+// MLPGRAD-LABEL: llvm.func @mlp_grad(
+// MLPGRAD-COUNT-2: gpu.launch_func
+// MLPGRAD-NOT:     gpu.launch_func
+// MLPGRAD:         llvm.return
+// MLPGRAD-CALLS-LABEL: llvm.func @mlp_grad(
+// MLPGRAD-CALLS-COUNT-9: llvm.call @dtensor_rt_matmul_bf16(
+// MLPGRAD-CALLS-NOT:     llvm.call @dtensor_rt_matmul
+// MLPGRAD-CALLS:         llvm.return
+
+// The backward of the sequence-parallel block (RMSNorm, the MLP, the
+// residual add): seven kernels. Forward: the RMSNorm's row sums with the
+// normalize and the residual add (siblings reading x), silu(a) * b.
+// Backward: the MLP's elementwise body; the RMSNorm's row dot with the input
+// gradient (moved right after it, past the gain's gradient); the gain's
+// gradient, a sum over the 512 rows for 64 outputs, as 64 partial sums per
+// output (their zero fill folded in), their row reduction, and its rounding
+// to bf16 (before: one kernel per row, launched from a host loop).
+// RUN: dtensor-opt %S/Inputs/sp_mlp_bf16.mlir --dtensor-autodiff | dtensor-opt --dtensor-spmd \
+// RUN:   | dtensor-opt --verify-each --dtensor-cuda-lowering=format=isa > %t.spgrad.mlir
+// RUN: FileCheck %s --check-prefix=SPGRAD < %t.spgrad.mlir
+// RUN: FileCheck %s --check-prefix=ONLYLLVM < %t.spgrad.mlir
+// SPGRAD-LABEL: llvm.func @sp_mlp_grad(
+// SPGRAD-COUNT-7: gpu.launch_func
+// SPGRAD-NOT:     gpu.launch_func
+// SPGRAD:         llvm.return
+
 // A missing toolkit falls back to PTX with a warning.
 // RUN: dtensor-opt %S/Inputs/rows.mlir --dtensor-cuda-lowering=toolkit=%t.nonexistent 2>&1 -o /dev/null | FileCheck %s --check-prefix=FALLBACK
 // Bad options.

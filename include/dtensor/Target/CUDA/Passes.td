@@ -20,9 +20,63 @@ def CUDAFuseElementwisePass
     `dtensor-cuda-matmul-to-runtime`: nothing is fused into or out of an op
     that implements a contraction (linalg.matmul, batch_matmul, a generic
     matmul), and fills are left alone (they fold into the matmul call).
+    Named elementwise ops (all loops parallel, identity maps, not a fill or
+    a copy: autodiff's `linalg.add` of gradient contributions) are
+    generalized first, since upstream fusion takes generics only. Then
+    sibling generics are merged: two elementwise generics in one block with
+    the same static loop sizes and iterator types, reading one input value
+    both, every operand of the later one defined before the earlier one,
+    become one generic in the earlier one's place with the inputs of both
+    (one operand per value and map), both inits and results, and the two
+    bodies one after the other, CSE'd (a backward's gradients of several
+    inputs of one forward body read the same operands: one kernel).
+    Producer-consumer fusion and sibling merges alternate until neither
+    changes anything. Last, the elementwise consumer of a row reduction
+    (parallel then reduction loops; the consumer over the same loop sizes)
+    moves right after it where its operands are defined before it
+    (tensor.empty inits move along), so that `dtensor-cuda-map-to-gpu` runs
+    both in one kernel.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def CUDASplitReductionPass
+    : Pass<"dtensor-cuda-split-reduction", "::mlir::func::FuncOp"> {
+  let summary = "column reductions with few outputs -> partial sums and a row reduction";
+  let description = [{
+    On tensors, after `dtensor-cuda-fuse-elementwise`: a reduction over an
+    outer dimension of its input (a column sum: the gradient of an RMSNorm's
+    gain or of a bias, summed over the tokens) runs as one thread per output
+    element (`dtensor-cuda-map-to-gpu` puts its reduction loop innermost),
+    and with few outputs (4096 for a gain) that is a few blocks on a GPU of
+    more than a hundred SMs, each thread folding thousands of rows in turn.
+    Such a reduction, where
+
+    1. it is a linalg op on tensors with one init, one reduction loop that
+       is not its innermost loop, and static loop sizes;
+    2. it has fewer than `min-threads` outputs and reduces at least 256
+       elements into each;
+    3. upstream `linalg::splitReduction` takes it (a combiner of known
+       identity, the reduced dimension a plain dimension of each input);
+
+    is split by upstream `linalg::splitReduction` into `R` partial sums of
+    contiguous runs of the reduced dimension (a fill of the partials and a
+    generic with one more parallel loop: `R` times the threads) and the
+    reduction of the partials, which are laid out last (`[outputs..., R]`)
+    so that it is a row reduction, a warp per output. `R` is the largest
+    power of two dividing the reduced size with at least 8 elements per
+    partial, at most 64, and `R` times the outputs at most `min-threads` * 4
+    (never below 2; nothing is split otherwise). The sum of the partials
+    re-associates the reduction (as any parallel reduction does).
+  }];
+  let options = [
+    Option<"minThreads", "min-threads", "int64_t", /*default=*/"65536",
+           "split reductions with fewer outputs than this">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def CUDAFuseMatmulEpiloguePass
@@ -42,10 +96,15 @@ def CUDAFuseMatmulEpiloguePass
     3. `c` is the only result of a contraction in the same block, used by
        this add only, whose init is a `linalg.fill` of zero;
 
-    becomes that contraction accumulating onto `v`, in the add's place: onto
-    `bufferization.alloc_tensor() copy(%v)` for a residual (`v` itself is
-    never written), onto `linalg.broadcast` of `v` over the rows for a
-    bias. `dtensor-cuda-matmul-to-runtime` then folds the copy or the
+    (or a `linalg.add` of such operands: autodiff sums gradient
+    contributions with it) becomes that contraction accumulating onto `v`,
+    in the add's place: onto `v` itself where `v` is computed by an op
+    (not a function argument) and read by this add only (the sum of two
+    products, a backward's dX = dA.W1^T + dB.W3^T: the second matmul
+    accumulates into the first's buffer in place, accumulate = 1, beta =
+    1), else onto `bufferization.alloc_tensor() copy(%v)` for a residual
+    (`v` itself is never written), onto `linalg.broadcast` of `v` over the
+    rows for a bias. `dtensor-cuda-matmul-to-runtime` then folds the copy or the
     broadcast into the call (`dtensor_rt_matmul_add_<T>`: cuBLASLt reads the
     residual in its epilogue, beta = 1; `dtensor_rt_matmul_bias_<T>`:
     cuBLASLt's bias epilogue). The sum is taken in f32 on the accumulator
@@ -147,8 +206,12 @@ def CUDAMatmulToRuntimePass
     `linalg.copy` (a kernel); batch dimensions that some operand cannot
     collapse (attention's heads in a [batch, seq, heads, dim] layout)
     become an `scf.for` over all but the last, one strided-batch call per
-    iteration. A C that is not dense row-major in (batch..., m..., n...)
-    order gets a dense temporary in that order (of C's sizes, dynamic
+    iteration. A C laid out (batch..., n..., m...) (a weight gradient
+    dW = X^T.dY into a weight stored [out, in]) is written in place by the
+    call with the inputs exchanged, C = B'.A' (the plan with m and n
+    swapped, taken where it needs fewer dense copies). A C that is still
+    not dense row-major in (batch..., m..., n...) order gets a dense
+    temporary in that order (of C's sizes, dynamic
     ones taken with `memref.dim`) and a `linalg.copy` into C's permuted
     view after the call (plus one from it before, when the product is
     accumulated onto C). A `linalg.fill` of zero into
@@ -232,6 +295,11 @@ def CUDAMapToGPUPass
     : Pass<"dtensor-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "linalg ops on device buffers -> scf.parallel mapped to a 1-D grid";
   let description = [{
+    First, every linalg.generic gets its parallel loops outside its
+    reduction loops (linalg::interchangeGenericOp): a column sum
+    `[reduction, parallel]` would otherwise become a host loop launching a
+    kernel per reduced index.
+
     An elementwise op on dense buffers of static shape (identity maps and
     layouts, scalars otherwise, a total size divisible by the lane count)
     becomes a flat parallel loop over vectors of `vector-bytes` bytes (of
@@ -241,8 +309,10 @@ def CUDAMapToGPUPass
     allocated), which is 256-byte aligned.
 
     A row reduction (one output indexed by the leading parallel loops, all
-    reduction loops trailing, static sizes, at least 64 elements per row, a
-    body `yield combiner(acc, f(inputs))` with a 32-bit accumulator and an
+    reduction loops trailing, static sizes, at least 64 elements per row,
+    each buffer input read along the innermost loop at its last,
+    unit-stride index, a body `yield combiner(acc, f(inputs))` with a
+    32-bit accumulator and an
     associative, commutative arith combiner of known identity: addf, mulf,
     max/min(imum|num)f, addi, muli, andi, ori, xori, maxsi, minsi) is spread
     over a warp per row: lane l folds elements l, l + 32, ... of its row
@@ -250,6 +320,15 @@ def CUDAMapToGPUPass
     lane 0 folds the result into the output. Needs a block size that is a
     multiple of 32 (rows never straddle warps); otherwise, and for other
     reductions, one thread per output element folds its row alone.
+
+    Any other reduction with at least one parallel loop, outputs indexed
+    by the parallel loops only and no output a view of an input becomes a
+    parallel loop over its parallel dims, each thread folding its outputs
+    over the reduction dims in scf.for loops with the values in registers
+    (iter_args): loaded once (or a zero fill right before a single output,
+    folded in) and stored once. A column sum (its parallel loop moved
+    outside, as above) takes this path: neighbouring threads read
+    neighbouring columns.
 
     Every other linalg op becomes a parallel loop nest
     (linalg-to-parallel-loops; an op with no parallel dimension is wrapped
