@@ -434,7 +434,7 @@ func.func @outer_reduction(%h: memref<64x48xbf16>, %g: memref<48xf32>) {
 // LAUNCH:          %[[COL:.*]] = arith.addi
 // LAUNCH-NOT:      gpu.terminator
 // LAUNCH:          %[[SUM:.*]] = scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32)
-// LAUNCH:            %[[R:.*]] = affine.apply #{{.*}}(%[[ROW]], %{{.*}})
+// LAUNCH:            %[[R:.*]] = affine.apply #{{.*}}(%{{.*}}, %[[ROW]])
 // LAUNCH:            %[[V:.*]] = memref.load %{{.*}}[%[[R]], %{{.*}}] : memref<64x32xbf16>
 // LAUNCH:            %[[E:.*]] = arith.extf %[[V]]
 // LAUNCH:            %[[S:.*]] = arith.addf %[[ACC]], %[[E]]
