@@ -156,7 +156,8 @@ static std::optional<int64_t> foldInteger(Value value, unsigned depth = 0) {
 /// folds to a negative constant, and one-shot-bufferize then builds a
 /// slice out of bounds. Refused: a static result dim smaller than its
 /// static source dim, padding that is or folds to a negative constant, and
-/// folded padding that contradicts a static result dim.
+/// folded padding that contradicts a static result dim, and padding wider
+/// than a static result dim around a dynamic source dim.
 static LogicalResult checkPad(Operation *op) {
   auto staticLow = op->getAttrOfType<DenseI64ArrayAttr>("static_low");
   auto staticHigh = op->getAttrOfType<DenseI64ArrayAttr>("static_high");
@@ -196,6 +197,17 @@ static LogicalResult checkPad(Operation *op) {
                << ", negative";
     int64_t sourceSize = source.getDimSize(dim);
     int64_t resultSize = result.getDimSize(dim);
+    // A dynamic source dim under padding wider than the static result:
+    // the source would have a negative size.
+    if (ShapedType::isDynamic(sourceSize) &&
+        !ShapedType::isDynamic(resultSize) && low[dim] && high[dim]) {
+      std::optional<int64_t> padding = checkedAdd(*low[dim], *high[dim]);
+      if (!padding || *padding > resultSize)
+        return op->emitError("padding of dimension ")
+               << dim << " (" << *low[dim] << " low + " << *high[dim]
+               << " high) is wider than the result's " << resultSize
+               << " elements: the source would have a negative size";
+    }
     if (ShapedType::isDynamic(sourceSize) || ShapedType::isDynamic(resultSize))
       continue;
     if (resultSize < sourceSize)

@@ -132,6 +132,21 @@ func.func @pad_contradicts(%a: tensor<4x8xf32>) -> tensor<9x8xf32> {
 
 // -----
 
+// Padding wider than the static result around a dynamic source dim (the
+// fuzzer's seed 11, iteration 1164): the source would have -1 rows, and
+// one-shot-bufferize built a slice out of bounds. Padding exactly as wide
+// as the result (an empty source) stays valid: FoldEmptyTensors.mlir.
+func.func @pad_wider_than_result(%x: tensor<?x5xf32>, %v: f32) -> tensor<1x6xf32> {
+  // expected-error @+1 {{padding of dimension 0 (2 low + 0 high) is wider than the result's 1 elements: the source would have a negative size}}
+  %p = tensor.pad %x low[2, 0] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %v : f32
+  } : tensor<?x5xf32> to tensor<1x6xf32>
+  return %p : tensor<1x6xf32>
+}
+
+// -----
+
 // Consistent pads pass: folded, dynamic and static.
 func.func @pad_ok(%a: tensor<4x8xf32>, %b: tensor<?x8xf32>, %h: index) -> (tensor<6x8xf32>, tensor<?x9xf32>) {
   %c0 = arith.constant 0 : index
