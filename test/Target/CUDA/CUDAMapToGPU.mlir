@@ -1,4 +1,4 @@
-// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu | FileCheck %s
+// RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu --verify-each | FileCheck %s
 // RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu=vector-bytes=0 | FileCheck %s --check-prefix=SCALAR
 // RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu --convert-parallel-loops-to-gpu | FileCheck %s --check-prefix=LAUNCH
 // RUN: dtensor-opt %s -split-input-file --dtensor-cuda-map-to-gpu=block-size=48 | FileCheck %s --check-prefix=BLOCK48
